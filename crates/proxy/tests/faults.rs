@@ -2007,6 +2007,142 @@ async fn what_an_upstream_adds_past_its_limits_is_refused() {
     assert!(calls_in(&got.body).is_empty(), "{}", got.body);
 }
 
+/// Probe (s46): llama.cpp's server reports a failure mid-stream as an
+/// `error:` field, then `data: [DONE]`. The field was ignored: enforce
+/// executed the call the failed generation had written so far and ended
+/// the stream cleanly, the error dropped (before any content: a 200 of
+/// nothing but `[DONE]`), and every mode recorded a clean exchange. The
+/// field breaks the stream where it stands, in every mode.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_error_field_mid_stream_breaks_the_stream() {
+    let text = serde_json::to_string(CALL).unwrap();
+    let content = sse_chunk(&format!(
+        r#"{{"index":0,"delta":{{"role":"assistant","content":{text}}},"finish_reason":null}}"#
+    ));
+    let error = r#"error: {"code":500,"message":"decode failed","type":"server_error"}"#;
+    let why = r#"unchecked: the upstream sent an `error` field: {"code":500,"message":"decode failed","type":"server_error"}"#;
+    let after_call = leak(format!("{SSE_HEAD}{content}{error}\n\ndata: [DONE]\n\n"));
+    let at_once = leak(format!("{SSE_HEAD}{error}\n\ndata: [DONE]\n\n"));
+    for mode in [Mode::Enforce, Mode::Observe, Mode::Shadow] {
+        for answer in [after_call, at_once] {
+            let (proxy, record) = fixed_proxy(answer, mode, 64 << 20);
+            let got = ask(&proxy, true).await;
+            let l = &when_written(record.path(), 1)[0];
+            assert_eq!(l["proxy"]["error"], why, "{mode:?}: {l}\n{}", got.body);
+            assert_ne!(l["proxy"]["decision"], "execute", "{mode:?}: {l}");
+            assert!(
+                got.status == 502 || !got.clean_end,
+                "{mode:?}: {}",
+                got.body
+            );
+            if mode == Mode::Enforce {
+                assert!(calls_in(&got.body).is_empty(), "{}", got.body);
+                assert!(!got.body.contains("[DONE]"), "{}", got.body);
+                assert!(got.body.contains("decode failed"), "{}", got.body);
+            }
+        }
+    }
+}
+
+/// Probe (s46): a streamed choice that ended in a provider error (SGLang's
+/// and vLLM's `finish_reason: "abort"`, OpenRouter's `"error"` or an
+/// `error` on the choice) was judged as the model's answer: enforce
+/// executed the call written before the abort and ended cleanly, and every
+/// mode recorded it as a sample. Such a choice breaks the stream, as the
+/// importer and `toolgate run` refuse it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_choice_ending_in_a_provider_error_breaks_the_stream() {
+    let text = serde_json::to_string(CALL).unwrap();
+    let content = sse_chunk(&format!(
+        r#"{{"index":0,"delta":{{"role":"assistant","content":{text}}},"finish_reason":null}}"#
+    ));
+    let tail = |choice: &str| {
+        leak(format!(
+            "{SSE_HEAD}{content}{}data: [DONE]\n\n",
+            sse_chunk(choice)
+        ))
+    };
+    let cases = [
+        (
+            tail(r#"{"index":0,"delta":{},"finish_reason":"abort"}"#),
+            r#"the upstream's choice 0 ended in a provider error, not an answer: `finish_reason` "abort" (a provider error never becomes a transcript)"#,
+        ),
+        (
+            tail(
+                r#"{"index":0,"delta":{"content":""},"finish_reason":"error","error":{"code":502,"message":"Provider disconnected"}}"#,
+            ),
+            "the upstream's choice 0 ended in a provider error, not an answer: `502`: Provider disconnected (a provider error never becomes a transcript)",
+        ),
+    ];
+    for mode in [Mode::Enforce, Mode::Observe, Mode::Shadow] {
+        for (answer, why) in cases {
+            let (proxy, record) = fixed_proxy(answer, mode, 64 << 20);
+            let got = ask(&proxy, true).await;
+            let l = &when_written(record.path(), 1)[0];
+            assert_eq!(l["proxy"]["error"], why, "{mode:?}: {l}\n{}", got.body);
+            assert_ne!(l["proxy"]["decision"], "execute", "{mode:?}: {l}");
+            assert!(
+                got.status == 502 || !got.clean_end,
+                "{mode:?}: {}",
+                got.body
+            );
+            if mode == Mode::Enforce {
+                assert_eq!(got.status, 502, "{}", got.body);
+                assert!(calls_in(&got.body).is_empty(), "{}", got.body);
+            }
+        }
+    }
+}
+
+/// The same, not streamed: a choice ending in `finish_reason: "abort"` or
+/// carrying an `error` was judged as the answer (enforce executed the call
+/// written before the failure). It is an answer enforce does not vouch
+/// for, a 502 naming the provider error; observe relays and records it so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_non_streamed_choice_ending_in_a_provider_error_is_refused() {
+    let text = serde_json::to_string(CALL).unwrap();
+    let answer = |rest: &str| {
+        json_answer(&format!(
+            r#"{{"id":"c","object":"chat.completion","created":1,"model":"m","choices":[{{"index":0,"message":{{"role":"assistant","content":{text}}},{rest}}}]}}"#
+        ))
+    };
+    let cases = [
+        (
+            answer(r#""finish_reason":"abort""#),
+            r#"the upstream's choice 0 ended in a provider error, not an answer: `finish_reason` "abort" (a provider error never becomes a transcript)"#,
+        ),
+        (
+            answer(
+                r#""finish_reason":"stop","error":{"code":"server_error","message":"Provider disconnected"}"#,
+            ),
+            "the upstream's choice 0 ended in a provider error, not an answer: `server_error`: Provider disconnected (a provider error never becomes a transcript)",
+        ),
+    ];
+    for mode in [Mode::Enforce, Mode::Observe] {
+        for (answer, why) in cases {
+            let (proxy, record) = fixed_proxy(answer, mode, 64 << 20);
+            let got = ask(&proxy, false).await;
+            let l = &when_written(record.path(), 1)[0];
+            assert_eq!(
+                l["proxy"]["error"],
+                format!("unchecked: {why}"),
+                "{mode:?}: {l}\n{}",
+                got.body
+            );
+            assert_ne!(l["proxy"]["decision"], "execute", "{mode:?}: {l}");
+            if mode == Mode::Enforce {
+                assert_eq!(got.status, 502, "{}", got.body);
+                let body: Value = serde_json::from_str(&got.body).unwrap();
+                assert_eq!(
+                    body["error"]["message"],
+                    format!("toolgate: the upstream answer could not be checked: {why}")
+                );
+                assert!(calls_in(&got.body).is_empty(), "{}", got.body);
+            }
+        }
+    }
+}
+
 /// With n>1, shadow's headers and comment and every mode's record spoke
 /// for `choices[0]` only: an answer whose second choice called `rm_rf`
 /// was `execute`/`pass`, and in a stream the other choices' calls were

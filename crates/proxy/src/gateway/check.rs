@@ -14,6 +14,7 @@
 use super::checked::Nodes;
 use serde_json::Value;
 use std::borrow::Cow;
+use toolgate_core::import::choice_error;
 
 /// The most choices one answer may hold, streamed or not
 /// ([`toolgate_core::MAX_CHOICES`], the importers' cap too): each choice is
@@ -257,7 +258,15 @@ pub(crate) fn read_completion<'a>(
 ) -> Result<Read<'a>, String> {
     if is_json_type(content_type) {
         let nodes = Nodes::new(max_nodes);
-        if let Some(read) = fast::read(body, usage_value, &nodes) {
+        // A choice ending in an error finish is left to the full read,
+        // which refuses it (`provider_error`).
+        if let Some(read) = fast::read(body, usage_value, &nodes)
+            && !read.choices.iter().any(|c| {
+                c.finish_reason.as_deref().is_some_and(|f| {
+                    choice_error(&serde_json::json!({"finish_reason": f})).is_some()
+                })
+            })
+        {
             return Ok(read);
         }
         if nodes.over() {
@@ -265,11 +274,28 @@ pub(crate) fn read_completion<'a>(
         }
     }
     let v = parsed.insert(parse_within(content_type, body, max_nodes)?);
+    provider_error(v)?;
     let mut read = Read::of(v);
     if !usage_value && let Some(u) = &mut read.usage {
         u.value = None;
     }
     Ok(read)
+}
+
+/// Why an answer is not the model's: a choice that ended in a provider
+/// error (`finish_reason` `error` or `abort`, an `error` on the choice),
+/// as the importer, `toolgate run` and a stream read it
+/// ([`choice_error`]). What such a choice holds is what arrived before the
+/// failure: judged, a call written before an abort ran.
+fn provider_error(v: &Value) -> Result<(), String> {
+    let choices = v.get("choices").and_then(Value::as_array);
+    for (pos, c) in choices.into_iter().flatten().enumerate() {
+        if let Some(why) = choice_error(c) {
+            let index = c.get("index").and_then(Value::as_u64).unwrap_or(pos as u64);
+            return Err(format!("the upstream's choice {index} {why}"));
+        }
+    }
+    Ok(())
 }
 
 /// The default `--max-response-nodes`. What a chat answer holds is far
@@ -574,6 +600,8 @@ mod fast {
                     })?,
                     k if k == "delta" || call_bearing(k) => return Err(give_up()),
                     k if read_as(k, CHOICE_KEYS).is_some() => return Err(give_up()),
+                    // A provider's error on the choice: the full read refuses it.
+                    "error" => return Err(give_up()),
                     _ => {
                         let known = CHOICE_KNOWN.contains(&&*k);
                         unknown(&mut map, &mut seen, k.clone(), known, self.0)?;

@@ -3,7 +3,8 @@
 //! Lines end with `\n`, `\r\n` or `\r`; `data:` lines accumulate (joined by
 //! `\n`) until a blank line dispatches them; lines starting with `:` are
 //! comments, kept so the proxy can pass them through; `id:` and `retry:`
-//! are ignored; a byte order mark opening the stream is skipped (as the
+//! are ignored; an `error:` field (llama.cpp's server reports a failure so)
+//! is an error; a byte order mark opening the stream is skipped (as the
 //! SSE standard says, and as clients do). A chat completion's events have
 //! no type: an event typed `error` (the upstream's failure, which an SSE
 //! client may hand to another listener than the chunks') or typed anything
@@ -149,6 +150,15 @@ impl Reader {
         };
         if field == "event" {
             self.event = Some(value.to_string());
+        }
+        // llama.cpp's server writes a failure as an `error:` field (then
+        // `data: [DONE]`): a field the standard would ignore, so the
+        // stream read as a clean end with the error dropped.
+        if field == "error" {
+            return Err(SseError(format!(
+                "the upstream sent an `error` field: {}",
+                super::check::clip(value, 300)
+            )));
         }
         if field == "data" {
             let len = self.data.as_ref().map_or(0, String::len);
@@ -451,6 +461,35 @@ mod tests {
         let mut r = Reader::default();
         assert!(r.push(b"event: error\ndata: x").unwrap().is_empty());
         assert!(r.finish().is_err());
+    }
+
+    /// Probe (s46): llama.cpp's server reports a failure mid-stream as an
+    /// `error:` field, then sends `data: [DONE]`. The reader ignored the
+    /// field, so enforce ended the stream cleanly (200, `[DONE]`, the error
+    /// dropped) and judged the text cut by the failure as the answer.
+    #[test]
+    fn an_error_field_is_an_error_where_it_stands() {
+        let stream: &[u8] =
+            b"data: {\"a\":1}\n\nerror: {\"code\":500,\"message\":\"boom\"}\n\ndata: [DONE]\n\n";
+        let mut r = Reader::default();
+        let (items, error) = r.push_ends(stream);
+        assert_eq!(items, [(Item::Data("{\"a\":1}".into()), 15)]);
+        let (e, at) = error.unwrap();
+        assert_eq!(
+            e.0,
+            r#"the upstream sent an `error` field: {"code":500,"message":"boom"}"#
+        );
+        // The error line is read whole, its line end included.
+        assert_eq!(
+            &stream[..at],
+            b"data: {\"a\":1}\n\nerror: {\"code\":500,\"message\":\"boom\"}\n"
+        );
+        // A field named otherwise is still ignored.
+        let mut r = Reader::default();
+        assert_eq!(
+            r.push(b"errors: x\nid: 1\ndata: a\n\n").unwrap(),
+            [Item::Data("a".into())]
+        );
     }
 
     #[test]

@@ -30,7 +30,8 @@
 //!   cannot hold more memory than one large answer.
 //!
 //! Every event is checked ([`super::check::check_chunk`]): an event that is
-//! not JSON or not UTF-8, an upstream `error` event, an unknown call-bearing
+//! not JSON or not UTF-8, an upstream `error` event (or `error:` field, or
+//! a choice ending in a provider error), an unknown call-bearing
 //! field, a choice that goes on after its `finish_reason`, more than
 //! [`MAX_CHOICES`] choices, a reset, a stall past `--timeout`, the size limit or an end
 //! before `[DONE]` makes the stream broken: nothing held is released, the
@@ -63,6 +64,7 @@ use std::sync::Arc;
 use std::time::Instant;
 use tokio::sync::{mpsc, oneshot};
 use toolgate_core::answer::EXTRA_CONTENT;
+use toolgate_core::import::choice_error;
 use toolgate_validator::stream::Holdback;
 
 type Frame = Result<Bytes, std::io::Error>;
@@ -416,6 +418,20 @@ impl StreamState {
             return Ok(finished);
         };
         for (pos, choice) in choices.iter_mut().enumerate() {
+            // A choice that ended in a provider error (`finish_reason`
+            // `error` or `abort`, an `error` on the choice: OpenRouter,
+            // vLLM, SGLang) holds what arrived before the failure, not the
+            // model's answer: judged, a call written before an abort ran
+            // and a missing one was the model's `no_call`. The stream is
+            // broken there, in every mode, as the importer and `toolgate
+            // run` refuse such a choice ([`choice_error`]).
+            if let Some(why) = choice_error(choice) {
+                let index = choice
+                    .get("index")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(pos as u64);
+                return Err(format!("the upstream's choice {index} {why}"));
+            }
             let Value::Object(choice) = choice else {
                 continue;
             };
@@ -549,7 +565,15 @@ impl StreamState {
                         {
                             n.extra = Some(extra.clone());
                         }
-                        if let Some(name) = call.pointer("/function/name").and_then(Value::as_str) {
+                        // The first name stands, as the importer reads it:
+                        // MiniMax through NVIDIA NIM (and other servers)
+                        // repeat the whole name in every fragment, which
+                        // joined made `get_weatherget_weather`, a correct
+                        // call rejected as `wrong_tool`.
+                        if n.name.is_empty()
+                            && let Some(name) =
+                                call.pointer("/function/name").and_then(Value::as_str)
+                        {
                             n.name.push_str(name);
                         }
                         if let Some(a) = call.pointer("/function/arguments").and_then(Value::as_str)
@@ -2035,6 +2059,49 @@ mod tests {
     /// 736 MB (any mode), a 60 MB stream would take gigabytes. Past the
     /// candidate cap the choice is refused as unchecked, in every mode
     /// (`absorb` is the faithful relay's reader too).
+    /// Probe (s46): MiniMax through NVIDIA NIM repeats a call's whole
+    /// name in every fragment; the names were joined into
+    /// `get_weatherget_weather` (a correct call rejected as `wrong_tool`)
+    /// where the importer reads `get_weather`: the first name stands.
+    #[test]
+    fn a_name_repeated_in_every_fragment_is_read_once() {
+        let fragment = |args: &str| {
+            json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "call_1",
+                "type": "function", "function": {"name": "get_weather", "arguments": args}}]}}]})
+        };
+        for edit in [true, false] {
+            let mut state = StreamState::new(Holdback::new(Some(Vec::new())));
+            for args in ["", "{\"city\": ", "\"Paris\"}"] {
+                assert_eq!(state.absorb(&mut fragment(args), edit), Ok(Vec::new()));
+            }
+            let calls = state.choices[&0].tool_calls().unwrap();
+            assert_eq!(
+                calls,
+                [json!({"id": "call_1", "type": "function", "function":
+                    {"name": "get_weather", "arguments": "{\"city\": \"Paris\"}"}})]
+            );
+        }
+    }
+
+    /// Probe (s46): a choice that ended in a provider error was judged
+    /// as the model's answer; it breaks the stream, in every mode.
+    #[test]
+    fn a_choice_ending_in_a_provider_error_is_refused() {
+        for edit in [true, false] {
+            let mut state = StreamState::new(Holdback::new(Some(Vec::new())));
+            let mut chunk =
+                json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "abort"}]});
+            assert_eq!(
+                state.absorb(&mut chunk, edit),
+                Err(
+                    "the upstream's choice 0 ended in a provider error, not an answer: \
+                     `finish_reason` \"abort\" (a provider error never becomes a transcript)"
+                        .into()
+                )
+            );
+        }
+    }
+
     #[test]
     fn a_choice_streaming_more_calls_than_the_cap_is_refused() {
         for edit in [true, false] {
