@@ -580,6 +580,12 @@ fn parse_transcript_with(
                 serde_json::from_str::<Value>(text)
                     .map(|v| import::not_an_object(&v))
                     .unwrap_or_else(|_| "not a JSON object".into())
+            } else if text.starts_with('\u{feff}') {
+                // Only a file's first line may start with a BOM (it is the
+                // file's): on another, files were joined (`cat a b`).
+                "not valid JSON: the line starts with a byte-order mark (U+FEFF), \
+                 which only a file's first line may have (files joined together?)"
+                    .to_string()
             } else {
                 format!("not valid JSON: {e}")
             })
@@ -1809,6 +1815,29 @@ mod tests {
             assert_eq!(blocks.fingerprint(), Some(Fingerprint::of(&text)));
             assert!(blocks.error.is_none());
         }
+    }
+
+    /// Regression (s46-files): a BOM at the start of a JSONL line other
+    /// than the first (files joined with `cat`) was reported as "expected
+    /// value at line 1 column 1", pointing at nothing the reader can see.
+    #[test]
+    fn a_bom_inside_a_jsonl_file_is_named() {
+        let text = "\u{feff}{\"id\": \"a\", \"output\": \"x\"}\n\u{feff}{\"id\": \"b\", \"output\": \"y\"}\n";
+        let loaded = load_file_text(Path::new("joined.jsonl"), text);
+        assert_eq!(loaded[0].as_ref().unwrap().id, "a");
+        let e = loaded[1].as_ref().unwrap_err();
+        assert_eq!(e.line, Some(2));
+        assert_eq!(
+            e.reason,
+            "not valid JSON: the line starts with a byte-order mark (U+FEFF), which only a \
+             file's first line may have (files joined together?)"
+        );
+        let streamed = read_blocks(&mut JsonlBlocks::new(text.as_bytes(), 1 << 20));
+        let Read::Text(2, line) = &streamed[1] else {
+            panic!("{streamed:?}")
+        };
+        let e = parse_transcript(line, Path::new("joined.jsonl"), Some(2), "joined").unwrap_err();
+        assert!(e.reason.contains("byte-order mark"), "{e}");
     }
 
     /// Regression (s46-files): a block cut at its line cap kept the whole
