@@ -266,6 +266,45 @@ enum Streamed {
     Unreadable(String),
 }
 
+/// The first blocks of a JSONL file, read until its first [`DETECT_LINES`]
+/// non-blank lines (which tell what the file is) are in, and those lines.
+/// UTF-8 and blank lines are checked on the workers (`load_job`), these
+/// first ones here too. The blocks are held until the file's kind is
+/// decided, so their blank lines (which load nothing) are dropped here: a
+/// file of a few lines among millions of blank ones is not held whole, nor
+/// 32 bytes of line for each blank byte.
+fn read_head<R: std::io::Read>(blocks: &mut JsonlBlocks<R>) -> (Vec<LineBlock>, Vec<String>) {
+    let mut first: Vec<LineBlock> = Vec::new();
+    let mut head: Vec<String> = Vec::new();
+    while head.len() < DETECT_LINES {
+        let Some(mut block) = blocks.next() else {
+            break;
+        };
+        let bytes = &block.bytes;
+        block.lines.retain(|line| {
+            let BlockLine::Line(_, range) = line else {
+                return true;
+            };
+            match toolgate_core::load::line_text(bytes.get(range.clone()).unwrap_or_default()) {
+                Ok(None) => false,
+                Ok(Some(text)) => {
+                    if head.len() < DETECT_LINES {
+                        head.push(text.to_string());
+                    }
+                    true
+                }
+                Err(_) => true,
+            }
+        });
+        if block.lines.is_empty() {
+            continue;
+        }
+        block.lines.shrink_to_fit();
+        first.push(block);
+    }
+    (first, head)
+}
+
 /// Sends the lines of a JSONL file of toolgate transcripts as jobs, one
 /// block of lines each ([`JsonlBlocks`]: the file is read into each job's
 /// own buffer), then its end with its fingerprint.
@@ -282,22 +321,7 @@ fn stream_jsonl(
     if !opts.fingerprint {
         blocks = blocks.without_fingerprint();
     }
-    // The first lines tell what the file is; UTF-8 and blank lines are
-    // checked on the workers (`load_job`), these first ones here too.
-    let mut first: Vec<LineBlock> = Vec::new();
-    let mut head: Vec<String> = Vec::new();
-    while head.len() < DETECT_LINES {
-        let Some(block) = blocks.next() else { break };
-        for line in &block.lines {
-            if let BlockLine::Line(_, range) = line
-                && let Ok(Some(text)) = block.text(range)
-                && head.len() < DETECT_LINES
-            {
-                head.push(text.to_string());
-            }
-        }
-        first.push(block);
-    }
+    let (first, head) = read_head(&mut blocks);
     if !matches!(
         import::detect(path, &head.join("\n")),
         None | Some(import::Kind::Toolgate)
@@ -1315,5 +1339,41 @@ mod tests {
         let chosen = choose(&engine, &given, &paths);
         assert_eq!(chosen.len(), want.len());
         assert!(chosen.values().all(|c| c.source == Source::Given));
+    }
+
+    /// Regression (s46-files): a JSONL file with fewer than four non-blank
+    /// lines among many blank ones was held whole while its kind was
+    /// decided, each block of 256 blank lines keeping a 128 KiB buffer and
+    /// 8 KiB of lines (4 MiB of newlines: 1.2 GB). Only the blocks with a
+    /// line that loads something (a record, or a line that is not read) are
+    /// held, and only those lines.
+    #[test]
+    fn the_head_of_a_jsonl_file_holds_no_blank_lines() {
+        let record = r#"{"id": "a", "output": "hi"}"#;
+        let mut text = format!("{record}\n");
+        text.push_str(&"\n".repeat(1 << 20));
+        text.push_str("  \r\n\u{3000}\ncaf\u{fffd}\n");
+        let mut bytes = text.into_bytes();
+        bytes.extend_from_slice(b"caf\xe9\n");
+        bytes.extend_from_slice("\n".repeat(1 << 20).as_bytes());
+        bytes.extend_from_slice(format!("{record}\n").as_bytes());
+        let mut blocks = JsonlBlocks::new(&bytes[..], 1 << 20);
+        let (first, head) = read_head(&mut blocks);
+        assert_eq!(head, [record, "caf\u{fffd}", record]);
+        let held: usize = first
+            .iter()
+            .map(|b| b.bytes.capacity() + b.lines.capacity() * size_of::<BlockLine>())
+            .sum();
+        assert!(held < 1 << 20, "{held} bytes held for 4 lines");
+        let lines: Vec<usize> = first
+            .iter()
+            .flat_map(|b| &b.lines)
+            .map(|l| match l {
+                BlockLine::Line(n, _) | BlockLine::Bad(n, _) => *n,
+            })
+            .collect();
+        let n = 1 << 20;
+        assert_eq!(lines, [1, n + 4, n + 5, 2 * n + 6]);
+        assert!(blocks.next().is_none());
     }
 }

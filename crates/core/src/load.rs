@@ -169,8 +169,14 @@ pub struct JsonlBlocks<R> {
     limit: u64,
     number: usize,
     fingerprint: Option<crate::write::FingerprintWriter>,
-    /// Bytes read after the last block's last line (the start of a line).
+    /// Bytes read after the last block's last line (the start of a line),
+    /// from `carry[carry_from..]`: a block cut at its line cap
+    /// ([`BLOCK_MAX_LINES`]) copies out whichever side of the cut is
+    /// smaller, its lines or the rest of the buffer, so that a file of
+    /// short lines is neither held 128 KiB per block nor copied again for
+    /// every block.
     carry: Vec<u8>,
+    carry_from: usize,
     /// Bytes of an over-limit line dropped so far (they are not kept).
     skipping: Option<u64>,
     /// [`BLOCK_BYTES`] and [`BLOCK_MAX_LINES`] (smaller in tests).
@@ -190,6 +196,7 @@ impl<R: std::io::Read> JsonlBlocks<R> {
             number: 0,
             fingerprint: Some(Default::default()),
             carry: Vec::new(),
+            carry_from: 0,
             skipping: None,
             block_bytes: BLOCK_BYTES,
             max_lines: BLOCK_MAX_LINES,
@@ -282,10 +289,13 @@ impl<R: std::io::Read> Iterator for JsonlBlocks<R> {
 
     fn next(&mut self) -> Option<LineBlock> {
         let mut buf = std::mem::take(&mut self.carry);
+        // The block's bytes are `buf[start..]`: before it lie the lines of
+        // blocks already handed out (copied out of this buffer).
+        let mut start = std::mem::take(&mut self.carry_from);
         let mut lines = Vec::new();
         // Where the line being read begins, and where its `\n` is looked for.
-        let mut begin = 0;
-        let mut scan = 0;
+        let mut begin = start;
+        let mut scan = start;
         // The block stopped at its line cap: the rest is carried over.
         let mut cut = false;
         loop {
@@ -316,6 +326,13 @@ impl<R: std::io::Read> Iterator for JsonlBlocks<R> {
             if self.done || (buf.len() >= self.block_bytes && !lines.is_empty()) {
                 break;
             }
+            if lines.is_empty() && begin > 0 {
+                // Only the start of a line is left: it is what is kept.
+                buf.drain(..begin);
+                scan -= begin;
+                begin = 0;
+                start = 0;
+            }
             // Up to the block's size; a line longer than that doubles it.
             let want = self
                 .block_bytes
@@ -333,6 +350,19 @@ impl<R: std::io::Read> Iterator for JsonlBlocks<R> {
                 lines.push(line);
             }
             begin = buf.len();
+        } else if cut && begin - start <= buf.len() - begin {
+            // The lines are the smaller side: they are copied out (their
+            // ranges moved with them) and the buffer is kept for the rest,
+            // read from `begin` on by the next block.
+            let bytes = buf[start..begin].to_vec();
+            for line in &mut lines {
+                if let BlockLine::Line(_, range) = line {
+                    *range = range.start - start..range.end - start;
+                }
+            }
+            self.carry = buf;
+            self.carry_from = begin;
+            return Some(LineBlock { bytes, lines });
         } else {
             self.carry = buf[begin..].to_vec();
         }
@@ -550,6 +580,12 @@ fn parse_transcript_with(
                 serde_json::from_str::<Value>(text)
                     .map(|v| import::not_an_object(&v))
                     .unwrap_or_else(|_| "not a JSON object".into())
+            } else if text.starts_with('\u{feff}') {
+                // Only a file's first line may start with a BOM (it is the
+                // file's): on another, files were joined (`cat a b`).
+                "not valid JSON: the line starts with a byte-order mark (U+FEFF), \
+                 which only a file's first line may have (files joined together?)"
+                    .to_string()
             } else {
                 format!("not valid JSON: {e}")
             })
@@ -1789,6 +1825,57 @@ mod tests {
             );
             assert_eq!(blocks.fingerprint(), Some(Fingerprint::of(&text)));
             assert!(blocks.error.is_none());
+        }
+    }
+
+    /// Regression (s46-files): a BOM at the start of a JSONL line other
+    /// than the first (files joined with `cat`) was reported as "expected
+    /// value at line 1 column 1", pointing at nothing the reader can see.
+    #[test]
+    fn a_bom_inside_a_jsonl_file_is_named() {
+        let text = "\u{feff}{\"id\": \"a\", \"output\": \"x\"}\n\u{feff}{\"id\": \"b\", \"output\": \"y\"}\n";
+        let loaded = load_file_text(Path::new("joined.jsonl"), text);
+        assert_eq!(loaded[0].as_ref().unwrap().id, "a");
+        let e = loaded[1].as_ref().unwrap_err();
+        assert_eq!(e.line, Some(2));
+        assert_eq!(
+            e.reason,
+            "not valid JSON: the line starts with a byte-order mark (U+FEFF), which only a \
+             file's first line may have (files joined together?)"
+        );
+        let streamed = read_blocks(&mut JsonlBlocks::new(text.as_bytes(), 1 << 20));
+        let Read::Text(2, line) = &streamed[1] else {
+            panic!("{streamed:?}")
+        };
+        let e = parse_transcript(line, Path::new("joined.jsonl"), Some(2), "joined").unwrap_err();
+        assert!(e.reason.contains("byte-order mark"), "{e}");
+    }
+
+    /// Regression (s46-files): a block cut at its line cap kept the whole
+    /// read buffer (128 KiB) for its 256 lines, and the rest of the buffer
+    /// was copied again for every block: a file of short lines, its blocks
+    /// held together (the batch's head, Python's `load_bytes`), took
+    /// 300 times its size. The blocks hold about the file's bytes.
+    #[test]
+    fn blocks_of_short_lines_hold_about_their_bytes() {
+        for line in ["", "{}", "{\"a\": \"0123456789abcdef0123456789\"}"] {
+            let text = format!("{line}\n").repeat(100_000);
+            let blocks: Vec<LineBlock> = JsonlBlocks::new(text.as_bytes(), 1 << 20).collect();
+            let held: usize = blocks.iter().map(|b| b.bytes.capacity()).sum();
+            assert!(
+                held <= 2 * text.len() + 2 * BLOCK_BYTES,
+                "lines of {} bytes: {held} bytes held for a file of {}",
+                line.len(),
+                text.len()
+            );
+            let lines: usize = blocks.iter().map(|b| b.lines.len()).sum();
+            assert_eq!(lines, 100_000);
+            let last = blocks.last().and_then(|b| b.lines.last()).cloned();
+            let Some(BlockLine::Line(n, range)) = last else {
+                panic!("{last:?}")
+            };
+            assert_eq!(n, 100_000);
+            assert_eq!(&blocks[blocks.len() - 1].bytes[range], line.as_bytes());
         }
     }
 

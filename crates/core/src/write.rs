@@ -83,7 +83,6 @@ impl OpenWriters {
     /// (`flags` in `fdinfo`, octal, `& 3`) is write-only or read-write.
     #[cfg(target_os = "linux")]
     fn scan_proc(&mut self, proc: &Path) {
-        use std::os::unix::fs::MetadataExt;
         let Ok(entries) = std::fs::read_dir(proc) else {
             return;
         };
@@ -100,30 +99,12 @@ impl OpenWriters {
                 continue;
             }
             let dir = entry.path();
-            let Ok(fds) = std::fs::read_dir(dir.join("fd")) else {
-                continue;
-            };
-            for fd in fds.flatten() {
-                // The link's target, followed: a deleted file still answers.
-                let Ok(meta) = std::fs::metadata(fd.path()) else {
-                    continue;
-                };
-                let key = (meta.dev(), meta.ino());
-                if !meta.is_file() || self.files.contains_key(&key) {
-                    continue;
-                }
-                let info = std::fs::read_to_string(dir.join("fdinfo").join(fd.file_name()));
-                let writing = info.ok().is_some_and(|info| {
-                    info.lines()
-                        .find_map(|l| l.strip_prefix("flags:"))
-                        .and_then(|f| u32::from_str_radix(f.trim(), 8).ok())
-                        .is_some_and(|flags| flags & 3 != 0)
-                });
-                if writing {
+            for key in writing_files(&dir) {
+                self.files.entry(key).or_insert_with(|| {
                     let name = std::fs::read_to_string(dir.join("comm")).unwrap_or_default();
                     let name = crate::sanitize::one_line(name.trim_end()).into_owned();
-                    self.files.insert(key, Writer { pid, name });
-                }
+                    Writer { pid, name }
+                });
             }
         }
     }
@@ -134,7 +115,16 @@ impl OpenWriters {
         #[cfg(unix)]
         {
             use std::os::unix::fs::MetadataExt;
-            let w = self.files.get(&(meta.dev(), meta.ino()))?;
+            let key = (meta.dev(), meta.ino());
+            let w = self.files.get(&key)?;
+            // The scan is made once for a batch: a writer it saw may have
+            // closed the file since (another `label --write` staging its
+            // replacement, which then became this file), and a refusal
+            // naming it would be false.
+            #[cfg(target_os = "linux")]
+            if !writing_files(&Path::new("/proc").join(w.pid.to_string())).contains(&key) {
+                return None;
+            }
             Some(Error::new(
                 ErrorKind::ResourceBusy,
                 format!(
@@ -151,6 +141,39 @@ impl OpenWriters {
             None
         }
     }
+}
+
+/// The regular files (device, inode) the process whose `/proc` entry is
+/// `dir` holds open for writing: its descriptors whose access mode (`flags`
+/// in `fdinfo`, octal, `& 3`) is write-only or read-write.
+#[cfg(target_os = "linux")]
+fn writing_files(dir: &Path) -> std::collections::HashSet<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let mut out = std::collections::HashSet::new();
+    let Ok(fds) = std::fs::read_dir(dir.join("fd")) else {
+        return out;
+    };
+    for fd in fds.flatten() {
+        // The link's target, followed: a deleted file still answers.
+        let Ok(meta) = std::fs::metadata(fd.path()) else {
+            continue;
+        };
+        let key = (meta.dev(), meta.ino());
+        if !meta.is_file() || out.contains(&key) {
+            continue;
+        }
+        let info = std::fs::read_to_string(dir.join("fdinfo").join(fd.file_name()));
+        let writing = info.ok().is_some_and(|info| {
+            info.lines()
+                .find_map(|l| l.strip_prefix("flags:"))
+                .and_then(|f| u32::from_str_radix(f.trim(), 8).ok())
+                .is_some_and(|flags| flags & 3 != 0)
+        });
+        if writing {
+            out.insert(key);
+        }
+    }
+    out
 }
 
 /// Stores `labels` in the transcripts of `path` (keyed by JSONL line, `None`
@@ -606,6 +629,51 @@ pub fn clean_stale_temps(dir: &Path) -> Vec<PathBuf> {
 mod tests {
     use super::*;
     use std::fs;
+
+    /// Regression (s46-files): the open writers are scanned once for a
+    /// batch, and a writer seen then was named in a refusal after it had
+    /// closed the file: two `label --write` over one folder, one refused
+    /// "open for writing by process N (toolgate)" for a file whose
+    /// replacement N had only been staging. The writer is looked at again
+    /// when it would refuse: one still writing refuses, one gone does not.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_writer_that_closed_the_file_since_the_scan_refuses_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log.jsonl");
+        fs::write(&path, "{\"output\": \"a\"}\n").unwrap();
+        let mut holder = std::process::Command::new("sh")
+            .args(["-c", "exec 3>>\"$1\"; exec sleep 30", "sh"])
+            .arg(&path)
+            .spawn()
+            .unwrap();
+        let fd3 = format!("/proc/{}/fd/3", holder.id());
+        let start = std::time::Instant::now();
+        while fs::read_link(&fd3).ok().as_deref() != Some(path.as_path()) {
+            assert!(start.elapsed().as_secs() < 10, "the holder never opened it");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let writers = OpenWriters::scan();
+        let labels = vec![("tag".to_string(), "no_call".to_string())];
+        let updates = [(Some(1), labels)];
+        let err = write_labels_guarded(&path, &updates, None, &writers).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::ResourceBusy);
+        assert!(
+            err.to_string().starts_with(&format!(
+                "the file is open for writing by process {} (sleep)",
+                holder.id()
+            )),
+            "{err}"
+        );
+        holder.kill().unwrap();
+        holder.wait().unwrap();
+        let wrote = write_labels_guarded(&path, &updates, None, &writers).unwrap();
+        assert_eq!(wrote, WriteOutcome::Written);
+        assert_eq!(
+            fs::read_to_string(&path).unwrap(),
+            "{\"output\": \"a\", \"labels\": {\"tag\": \"no_call\"}}\n"
+        );
+    }
 
     #[test]
     fn write_labels_changes_only_the_labels_member() {
