@@ -62,6 +62,17 @@ pub fn allowed(request: &Value) -> Result<Allowed, String> {
     Ok(choice.and(legacy))
 }
 
+/// The tool names a `tool_choice` alone narrows the allowlist to (a named
+/// tool, `allowed_tools`, a hosted tool: none), or `None` when it does not
+/// narrow it (`auto`, `required`, `none`, no choice): the importers' reading
+/// of a capture's request, the proxy's rule ([`allowed`]).
+pub(crate) fn narrowing(choice: Option<&Value>) -> Result<Option<Vec<String>>, String> {
+    Ok(match of_tool_choice(choice)? {
+        Allowed::Only(names) => Some(names),
+        Allowed::Any | Allowed::NoCall => None,
+    })
+}
+
 fn str_of<'v>(v: &'v Value, key: &str) -> Option<&'v str> {
     v.get(key).and_then(Value::as_str)
 }
@@ -91,7 +102,8 @@ fn of_tool_choice(choice: Option<&Value>) -> Result<Allowed, String> {
         return Ok(Allowed::Any);
     };
     match v {
-        Value::String(s) => match s.as_str() {
+        // Cohere writes them in capitals (`REQUIRED`, `NONE`).
+        Value::String(s) => match s.to_ascii_lowercase().as_str() {
             "auto" | "required" | "any" => Ok(Allowed::Any),
             "none" => Ok(Allowed::NoCall),
             _ => Err(unreadable(v, "is none of `none`, `auto`, `required`")),
@@ -112,7 +124,17 @@ fn of_tool_choice(choice: Option<&Value>) -> Result<Allowed, String> {
                 .or_else(|| str_of(v, "name"))
                 .map(|n| Allowed::Only(vec![n.to_string()]))
                 .ok_or_else(|| unreadable(v, "names no tool")),
-            _ => Err(unreadable(v, "is of no type known")),
+            // A hosted tool forced (the Responses API's `file_search`,
+            // `web_search_preview`, `mcp`, `code_interpreter`, …): no
+            // function tool may be called.
+            Some(_) => Ok(Allowed::Only(Vec::new())),
+            // No type: a name alone still names the one tool.
+            None => v
+                .get("function")
+                .and_then(|f| str_of(f, "name"))
+                .or_else(|| str_of(v, "name"))
+                .map(|n| Allowed::Only(vec![n.to_string()]))
+                .ok_or_else(|| unreadable(v, "names no type and no tool")),
         },
         _ => Err(unreadable(v, "is neither a string nor an object")),
     }
@@ -192,6 +214,17 @@ mod tests {
                     "tools": [{"type": "function", "name": "b"}]}}),
                 only(&["b"]),
             ),
+            (json!({"tool_choice": "REQUIRED"}), Allowed::Any),
+            (json!({"tool_choice": "NONE"}), Allowed::NoCall),
+            (json!({"tool_choice": {"type": "file_search"}}), only(&[])),
+            (
+                json!({"tool_choice": {"type": "mcp", "server_label": "s"}}),
+                only(&[]),
+            ),
+            (
+                json!({"tool_choice": {"function": {"name": "a"}}}),
+                only(&["a"]),
+            ),
             (json!({"function_call": "auto"}), Allowed::Any),
             (json!({"function_call": "none"}), Allowed::NoCall),
             // `none` beside a named tool: the named tool.
@@ -225,8 +258,8 @@ mod tests {
                 "names no tool",
             ),
             (
-                json!({"tool_choice": {"type": "file_search"}}),
-                "of no type known",
+                json!({"tool_choice": {"mode": "auto"}}),
+                "names no type and no tool",
             ),
             (
                 json!({"tool_choice": {"type": "allowed_tools", "allowed_tools": {}}}),

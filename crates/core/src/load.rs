@@ -1092,12 +1092,11 @@ fn from_response<'a>(
     let mut tools = request
         .and_then(|r| r.get("tools"))
         .map(std::borrow::Cow::Borrowed);
-    // A `tool_choice` of type `allowed_tools` narrows the allowlist, as
-    // the importer reads it (`import::allowed_tool_names`; an unreadable
-    // one was refused by `pair_form_refusal`).
+    // A `tool_choice` that names a tool or lists `allowed_tools` narrows
+    // the allowlist, as the importers and the proxy read it
+    // (`choice::narrowing`); one that cannot be read is an error.
     if let Some(Value::Array(list)) = tools.as_deref()
-        && let Some(allowed) =
-            import::allowed_tool_names(request.and_then(|r| r.get("tool_choice")))?
+        && let Some(allowed) = crate::choice::narrowing(request.and_then(|r| r.get("tool_choice")))?
     {
         let mut list = list.clone();
         import::keep_allowed_tools(&mut list, &allowed);

@@ -329,7 +329,7 @@ pub(crate) fn request_info(request: Option<&Value>) -> Result<RequestInfo, Strin
             };
             forced_tool = matches!(decided, Some(Ok(_)));
             expect = expect_from_choice(decided);
-            if let Some(allowed) = super::allowed_tool_names(Some(choice))? {
+            if let Some(allowed) = crate::choice::narrowing(Some(choice))? {
                 not_allowed = super::keep_allowed_tools(&mut tools, &allowed);
             }
         }

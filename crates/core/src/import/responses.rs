@@ -101,12 +101,13 @@ pub(crate) fn document(obj: &Map<String, Value>, base: &str) -> Converted {
             import.insert("builtin_tools_skipped".into(), Value::Array(skipped));
         }
     }
-    // `allowed_tools` narrows the allowlist ([`super::allowed_tool_names`]):
-    // the request's, else the one the response echoes (the run's).
+    // A named tool or `allowed_tools` narrows the allowlist
+    // ([`crate::choice::narrowing`]): the request's choice, else the one
+    // the response echoes (the run's).
     let choice = request
         .and_then(|r| r.get("tool_choice"))
         .or_else(|| response.get("tool_choice"));
-    if let Some(allowed) = super::allowed_tool_names(choice)? {
+    if let Some(allowed) = crate::choice::narrowing(choice)? {
         let left_out = super::keep_allowed_tools(&mut tools, &allowed);
         if !left_out.is_empty() {
             import.insert("tools_not_allowed".into(), Value::Array(left_out));
