@@ -580,6 +580,80 @@ pub fn stray_call(
     ))
 }
 
+/// A call object without its block's opener after a block or before the
+/// first one (from `from`, before the next opener `to`), in a format whose
+/// block holds JSON call objects (hermes, and the `json_block` engine's
+/// rows with a closer: internlm, longcat, inkling, declared ones), a broken
+/// call ([`stray_call`], gemma's rule): closed by one of `closers`
+/// (hermes: `</tool_call>`)
+/// (`<tool_call>{…}</tool_call>{"name": "g", …}</tool_call>`,
+/// `{"name": "g", …}</tool_call><tool_call>{…}</tool_call>`), or, right
+/// after a block, a call object with no closer at all
+/// (`<tool_call>{…}</tool_call>{"name": "g", …}`). Before a closer, the
+/// text counts as a call object when it ends with `}` and holds a `{`
+/// whose first key follows (`{"`); other text before a stray closer is
+/// prose. Without a closer, only a call object right after the block is
+/// one: a JSON object with a string under a name key and an argument key
+/// ([`crate::callobj`]'s spellings, lenient ones included); other JSON
+/// (`{"name": "Alice", "age": 3}`) is data the model wrote as text.
+pub(crate) fn stray_call_object(
+    mode: &'static str,
+    text: &str,
+    gap: (usize, Option<usize>),
+    closers: &[&str],
+    after_call: bool,
+) -> Option<Candidate> {
+    let closed = |g: &str| {
+        if !g.trim_end().ends_with('}') {
+            return None;
+        }
+        g.match_indices('{')
+            .map(|(i, _)| i)
+            .find(|&i| g[i + 1..].trim_start().starts_with('"'))
+    };
+    let bare = |g: &str| {
+        if !g.starts_with('{') {
+            return None;
+        }
+        let mut it = serde_json::Deserializer::from_str(g).into_iter::<serde_json::Value>();
+        match it.next() {
+            Some(Ok(serde_json::Value::Object(m))) if is_call_object(&m) => Some(it.byte_offset()),
+            _ => None,
+        }
+    };
+    let (start, end, f) = stray_call(text, gap, (closers, after_call), closed, bare)?;
+    let own = &text[start..end];
+    let payload = closers
+        .iter()
+        .find_map(|k| own.strip_suffix(k))
+        .unwrap_or(own)
+        .trim_end();
+    let name = serde_json::from_str::<serde_json::Value>(payload)
+        .ok()
+        .and_then(|v| v.get("name")?.as_str().map(str::to_string));
+    Some(candidate(
+        mode,
+        Span::new(start, end),
+        own,
+        name,
+        Err(f),
+        Vec::new(),
+    ))
+}
+
+/// Whether a JSON object has a call object's shape: a string under a name
+/// key and an argument key.
+fn is_call_object(m: &serde_json::Map<String, serde_json::Value>) -> bool {
+    use crate::callobj::{ARG_KEYS, LENIENT_ARG_KEYS, NAME_KEYS};
+    NAME_KEYS
+        .iter()
+        .any(|k| m.get(*k).is_some_and(|v| v.is_string()))
+        && ARG_KEYS
+            .iter()
+            .chain(&LENIENT_ARG_KEYS)
+            .any(|k| m.contains_key(*k))
+}
+
 /// Whether the `[` at `at` opens a list of call objects: an object (`{`),
 /// the closing `]` or the end of the text follows it (after whitespace).
 /// `[get_weather(…)]`, `[TOOL_CALLS]` and `[THINK]` are not call lists.

@@ -1018,9 +1018,14 @@ const BARE: Stray = Stray::No(
 const LIST: Stray = Stray::No(
     "the block holds one call list whose elements have no opener of their own; a second list or object after it is `second_object_after`'s",
 );
-/// One call object per block, read by the marked JSON-block engine.
+/// One call object per block, read by an engine that does not look
+/// between its blocks yet.
 const MARKED: Stray = Stray::Open(
-    "the json_block engine (`marked`) does not look between its blocks yet (hermes's own scanner does)",
+    "its scanner (`functionary`'s, with v3.2's untokened first segment) does not look between its blocks yet (hermes's and the json_block engine's do)",
+);
+/// A json_block row whose block has no closer.
+const NO_CLOSER: Stray = Stray::No(
+    "the block has no closer: call objects after the call are the payload's next calls (a sequence), read as calls",
 );
 /// Tagged key/value rows and the function-XML rows.
 const TAGGED: Stray =
@@ -1091,7 +1096,7 @@ const STRAY: &[(&str, Stray)] = &[
     ),
     ("marker", BARE),
     ("granite", LIST),
-    ("granite_fc", MARKED),
+    ("granite_fc", NO_CLOSER),
     ("functools", LIST),
     ("xlam", LIST),
     ("sarashina", LIST),
@@ -1103,12 +1108,21 @@ const STRAY: &[(&str, Stray)] = &[
     ("llama4_pythonic", LIST),
     ("olmo", LIST),
     ("python_tags", LIST),
-    ("tag", MARKED),
-    ("angle_call", MARKED),
-    ("internlm", MARKED),
-    ("longcat", MARKED),
-    ("gigachat", MARKED),
-    ("inkling", MARKED),
+    ("tag", Stray::Call("<tool ", "</tool>")),
+    ("angle_call", Stray::Call("<<call>>", "<</call>>")),
+    (
+        "internlm",
+        Stray::Call("<|action_start|><|plugin|>", "<|action_end|>"),
+    ),
+    (
+        "longcat",
+        Stray::Call("<longcat_tool_call>", "</longcat_tool_call>"),
+    ),
+    ("gigachat", NO_CLOSER),
+    (
+        "inkling",
+        Stray::Call("<|content_invoke_tool_json|>", "<|end_message|>"),
+    ),
     ("functionary", MARKED),
     ("glm", TAGGED),
     ("hunyuan", TAGGED),

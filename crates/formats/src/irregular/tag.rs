@@ -82,11 +82,19 @@ fn scan(tag: &Tag, text: &str, strictness: Strictness) -> Vec<Candidate> {
     let mut openers = NextFinder::new(open);
     let mut pos = 0;
     let (mut close_ex, mut open_ex) = (false, false);
-    while let Some(at) = openers.next(text, pos) {
-        pos = at + open.len();
-        if !is_opener(open, b, at) {
-            continue;
+    // Whether a tag before `pos` was read (every real opener gives a candidate).
+    let mut after_call = false;
+    loop {
+        let next = next_opener(open, text, &mut openers, pos);
+        // After a tag, or before the first one (a tag follows).
+        if (after_call || next.is_some())
+            && let Some(stray) = stray_call(tag, text, (pos, next), after_call)
+        {
+            out.push(stray);
         }
+        let Some(at) = next else { break };
+        after_call = true;
+        pos = at + open.len();
         // The attributes run to the first `>`.
         let Some(gt) = memchr::memchr(b'>', &b[pos..]).map(|i| pos + i) else {
             out.push(util::candidate(
@@ -211,6 +219,73 @@ fn scan(tag: &Tag, text: &str, strictness: Strictness) -> Vec<Candidate> {
     out.into_vec()
 }
 
+/// A call without its `<tool` opener after a tag or before the first one
+/// (from `from`, before the next opener `to`), a broken call
+/// ([`util::stray_call`], the rule hermes, gemma and the invoke rows share):
+/// closed by `</tool>` (`<tool name="f">{…}</tool>name="g">{…}</tool>`, and
+/// the same before the first tag), or, right after a tag, its `name`
+/// attribute and `>` with no closer at all (`<tool name="f">{…}</tool>
+/// name="g">{…}`). Before a closer, the call's own text starts at a `name`
+/// attribute (at the gap's start or after whitespace) followed by `>` and
+/// ends with that `>` or the `}` of its arguments; other text before a
+/// stray closer (`Use </tool> to close`) is prose.
+fn stray_call(
+    tag: &Tag,
+    text: &str,
+    gap: (usize, Option<usize>),
+    after_call: bool,
+) -> Option<Candidate> {
+    let closed = |g: &str| {
+        let t = g.trim_end();
+        if !(t.ends_with('}') || t.ends_with('>')) {
+            return None;
+        }
+        g.match_indices("name")
+            .map(|(i, _)| i)
+            .find(|&i| named_gt(g, i).is_some())
+    };
+    let bare = |g: &str| {
+        let (_, body) = named_gt(g, 0)?;
+        let ws = util::skip_ws(g.as_bytes(), body);
+        if g.as_bytes().get(ws) != Some(&b'{') {
+            return Some(body);
+        }
+        let mut it = serde_json::Deserializer::from_str(&g[ws..]).into_iter::<serde_json::Value>();
+        Some(match it.next() {
+            Some(Ok(_)) => ws + it.byte_offset(),
+            _ => g.trim_end().len(),
+        })
+    };
+    let (start, end, f) = util::stray_call(text, gap, (&[tag.close], after_call), closed, bare)?;
+    let own = &text[start..end];
+    let name = named_gt(own, 0).map(|(n, _)| n);
+    Some(util::candidate(
+        MODE,
+        Span::new(start, end),
+        own,
+        name,
+        Err(f),
+        Vec::new(),
+    ))
+}
+
+/// A tag's `name` attribute and its `>` at `i` in `g` (`name="g">`, at
+/// `g`'s start or after whitespace), without the opener: the name and
+/// where the `>` ends. Reads only up to the attribute's closing quote.
+fn named_gt(g: &str, i: usize) -> Option<(String, usize)> {
+    let b = g.as_bytes();
+    if !g[i..].starts_with("name") || (i > 0 && !b[i - 1].is_ascii_whitespace()) {
+        return None;
+    }
+    let j = util::skip_ws(b, i + 4);
+    (b.get(j) == Some(&b'=')).then_some(())?;
+    let j = util::skip_ws(b, j + 1);
+    let q = *b.get(j).filter(|q| matches!(**q, b'"' | b'\''))?;
+    let len = memchr::memchr(q, &b[j + 1..]).filter(|&n| n > 0)?;
+    let k = util::skip_ws(b, j + 2 + len);
+    (b.get(k) == Some(&b'>')).then(|| (g[j + 1..j + 1 + len].to_string(), k + 1))
+}
+
 /// The next real `<tool` opener at or after `from`.
 fn next_opener(
     open: &str,
@@ -270,6 +345,34 @@ mod tests {
     use crate::irregular::testkit::*;
     use serde_json::json;
     use toolgate_core::{Repair, Source};
+
+    #[test]
+    fn a_call_without_its_opener_beside_a_tag_is_malformed() {
+        // s46-stray2: `f` ran and `g` was dropped as text.
+        let f = r#"<tool name="f">{"a": 1}</tool>"#;
+        for (out, stray) in [
+            (format!(r#"{f}name="g">{{"b": 2}}</tool>"#), 1),
+            (format!("{f}\nname=\"g\">{{\"b\": 2}}\nDone."), 1),
+            (format!(r#"{f} name='g'></tool>"#), 1),
+            (format!(r#"name="g">{{"b": 2}}</tool>{f}"#), 0),
+        ] {
+            let c = strict(&TAG, &out);
+            assert_eq!(c.len(), 2, "{out}");
+            assert_eq!(c[1 - stray].call().unwrap().name, "f", "{out}");
+            assert_eq!(c[stray].name.as_deref(), Some("g"), "{out}");
+            let fl = c[stray].failure().unwrap();
+            assert_eq!(fl.kind, FailureKind::Malformed, "{out}");
+            assert!(fl.message.contains("without its opener"), "{}", fl.message);
+        }
+        // Prose before a stray closer, or naming an attribute, stays text.
+        for out in [
+            format!("Use </tool> to close.\n{f}"),
+            format!(r#"{f} The name="x"> attribute</tool> is fine"#),
+            format!("{f} done, the name is set."),
+        ] {
+            assert_eq!(strict(&TAG, &out).len(), 1, "{out}");
+        }
+    }
 
     #[test]
     fn an_attribute_other_than_name_is_malformed() {

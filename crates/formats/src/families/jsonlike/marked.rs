@@ -279,15 +279,33 @@ impl Marked<'_> {
         let mut out = crate::cap::Found::new();
         let mut pos = 0;
         let mut exhausted = vec![false; self.blocks.len()];
+        let stray_closers = self.stray_closers();
+        // Whether a block before `pos` held a call (or a broken one).
+        let mut after_call = false;
         loop {
             while lead.next_if(|l| *l < pos).is_some() {}
             // A marker at or before the next bare payload's start goes first.
-            let (k, at) = match (finder.next(pos), bare.zip(lead.peek().copied())) {
-                (Some((k, at)), Some((_, l))) if at <= l => (k, at),
-                (_, Some((kb, l))) => (kb, l),
-                (Some(m), None) => m,
-                (None, None) => break,
+            let next = match (finder.next(pos), bare.zip(lead.peek().copied())) {
+                (Some((k, at)), Some((_, l))) if at <= l => Some((k, at)),
+                (_, Some((kb, l))) => Some((kb, l)),
+                (Some(m), None) => Some(m),
+                (None, None) => None,
             };
+            // A call object without its opener after a block, or before the
+            // first one (a block follows): hermes's rule.
+            if !stray_closers.is_empty()
+                && (after_call || next.is_some())
+                && let Some(stray) = util::stray_call_object(
+                    self.name,
+                    text,
+                    (pos, next.map(|n| n.1)),
+                    &stray_closers,
+                    after_call,
+                )
+            {
+                out.push(stray);
+            }
+            let Some((k, at)) = next else { break };
             let block = self.blocks[k];
             let mut ps = at + block.open.len();
             if block.fenced {
@@ -338,10 +356,34 @@ impl Marked<'_> {
                     self.open_payload(text, ps, next_open, span, token, strictness)
                 }
             };
+            after_call |= !found.is_empty();
             out.extend(found);
             pos = end.max(ps);
         }
         out.into_vec()
+    }
+
+    /// The closers a call object without its block's opener is looked for
+    /// before ([`util::stray_call_object`]): those of a format whose every
+    /// block is a marker with a closer and a payload of call objects
+    /// (internlm, longcat, inkling, declared rows). None (the rule is not
+    /// looked at) for a bare payload or a fenced one, a format with a block
+    /// without a closer (a second object there is the payload's next call),
+    /// and list or name-keyed payloads (their elements have no opener).
+    fn stray_closers(&self) -> Vec<&str> {
+        let objects = matches!(
+            self.payload,
+            Payload::Calls { .. } | Payload::ArgsKey(_) | Payload::CallsWithMetadata(_)
+        );
+        let closers: Option<Vec<&str>> = self
+            .blocks
+            .iter()
+            .map(|k| k.close.filter(|_| !k.fenced && !k.open.is_empty()))
+            .collect();
+        match closers {
+            Some(c) if objects => c,
+            _ => Vec::new(),
+        }
     }
 
     /// A payload with no closer: reads the value(s) after `ps`; returns the
@@ -1152,6 +1194,44 @@ mod tests {
         // Prose after the call stays text.
         let c = strict(&functionary, r#"<function=f>{"a": 1}</function> done"#);
         assert!(c[0].call().is_some());
+    }
+
+    #[test]
+    fn a_call_object_without_its_opener_beside_a_block_is_malformed() {
+        // s46-stray2: hermes's rule for the json_block rows with a closer.
+        // `f` ran and `g` was dropped as text.
+        let longcat = crate::format::longcat::extractor();
+        let internlm = crate::format::internlm::extractor();
+        let f = r#"<longcat_tool_call>{"name": "f", "arguments": {}}</longcat_tool_call>"#;
+        let g = r#"{"name": "g", "arguments": {}}"#;
+        for (e, out, stray) in [
+            (&longcat, format!("{f}{g}</longcat_tool_call>"), 1),
+            (&longcat, format!("{f}\n{g}\nDone."), 1),
+            (&longcat, format!("{g}</longcat_tool_call>{f}"), 0),
+            (
+                &internlm,
+                format!(
+                    "{g}<|action_end|><|action_start|><|plugin|>{{\"name\": \"f\", \"parameters\": {{}}}}<|action_end|>"
+                ),
+                0,
+            ),
+        ] {
+            let c = strict(&**e, &out);
+            assert_eq!(c.len(), 2, "{out}");
+            assert_eq!(c[1 - stray].call().unwrap().name, "f", "{out}");
+            assert_eq!(c[stray].name.as_deref(), Some("g"), "{out}");
+            let fl = c[stray].failure().unwrap();
+            assert_eq!(fl.kind, FailureKind::Malformed, "{out}");
+            assert!(fl.message.contains("without its opener"), "{}", fl.message);
+        }
+        // Prose before a stray closer, and data after a block, stay text.
+        for out in [
+            format!("Use </longcat_tool_call> to close.\n{f}"),
+            format!("{f}\n{{\"name\": \"Alice\", \"age\": 3}}"),
+            format!("{f} done.</longcat_tool_call>"),
+        ] {
+            assert_eq!(strict(&*longcat, &out).len(), 1, "{out}");
+        }
     }
 
     #[test]

@@ -62,6 +62,11 @@ fn scan(m: &Mistral, text: &str, strictness: Strictness) -> Vec<Candidate> {
     let mut out = crate::cap::Found::new();
     let mut pos = 0;
     while let Some(at) = m.token.find_from(text, pos) {
+        if pos == 0
+            && let Some(stray) = call_without_token_before(m, text, at)
+        {
+            out.push(stray);
+        }
         let after = at + m.token.needle().len();
         let first = util::skip_ws(b, after);
         let (found, end) = match b.get(first) {
@@ -214,6 +219,44 @@ fn call_without_token_after(m: &Mistral, text: &str, end: usize) -> Option<Parse
     })
 }
 
+/// A v11 call before the first `[TOOL_CALLS]` (at `first`) without its
+/// token (`g[ARGS]{…}[TOOL_CALLS]f[ARGS]{…}`): the rule of
+/// [`call_without_token_after`] before the first call. `[ARGS]` and
+/// `[CALL_ID]` are special tokens, so a name glued to one is call markup,
+/// not content; skipped as text, the call after it executed alone. The
+/// stray call is `malformed`, from its name to the token.
+fn call_without_token_before(m: &Mistral, text: &str, first: usize) -> Option<Candidate> {
+    let head = &text[..first];
+    let tok = [m.args, m.call_id]
+        .iter()
+        .filter_map(|t| head.find(t))
+        .min()?;
+    let b = text.as_bytes();
+    let mut name_at = tok;
+    while name_at > 0 && is_name_byte(b[name_at - 1]) {
+        name_at -= 1;
+    }
+    if name_at == tok {
+        return None;
+    }
+    let name = text[name_at..tok].to_string();
+    let f = ParseFailure::new(
+        FailureKind::Malformed,
+        format!(
+            "a call `{name}` before the first {} without its opener (its call would be dropped)",
+            m.token.needle()
+        ),
+        name_at,
+    );
+    Some(failure(
+        name_at,
+        first,
+        &text[name_at..first],
+        Some(name),
+        f,
+    ))
+}
+
 /// A byte of a v11 tool name.
 fn is_name_byte(c: u8) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.' | b':' | b'/')
@@ -226,6 +269,31 @@ mod tests {
     use super::*;
     use crate::format::mistral::MISTRAL;
     use toolgate_core::{Repair, Source};
+
+    #[test]
+    fn a_call_without_its_token_before_the_first_call_is_malformed() {
+        // s46-stray2: `f` ran and `g` was dropped as text.
+        for out in [
+            r#"g[ARGS]{"b": 2}[TOOL_CALLS]f[ARGS]{"a": 1}"#,
+            "Sure.\ng[CALL_ID]000000002[ARGS]{}\n[TOOL_CALLS]f[ARGS]{\"a\": 1}",
+        ] {
+            let c = strict(&MISTRAL, out);
+            assert_eq!(c.len(), 2, "{out}");
+            assert_eq!(c[0].name.as_deref(), Some("g"), "{out}");
+            let f = c[0].failure().unwrap();
+            assert_eq!(f.kind, FailureKind::Malformed, "{out}");
+            assert!(f.message.contains("without its opener"), "{}", f.message);
+            assert_eq!(c[1].call().unwrap().name, "f", "{out}");
+        }
+        // Prose before the first call, and `[ARGS]` with no name glued to
+        // it, stay text.
+        for out in [
+            r#"I will call f. [TOOL_CALLS]f[ARGS]{"a": 1}"#,
+            r#"The [ARGS] token. [TOOL_CALLS]f[ARGS]{"a": 1}"#,
+        ] {
+            assert_eq!(strict(&MISTRAL, out).len(), 1, "{out}");
+        }
+    }
 
     #[test]
     fn json_list_with_leading_text_and_trailing_content() {
