@@ -12,7 +12,9 @@
 //! the first fragment that has them, `arguments` concatenated), the legacy
 //! `function_call` deltas as one call of their own after them (native
 //! calls and a legacy call are one set, as a response's). An `error` carrying
-//! `failed_generation` ends the stream with that text as its output.
+//! `failed_generation` ends the stream with that text as its output. An SSE
+//! `error:` field (llama.cpp's mid-stream failure, [`is_error_field`]) is an
+//! error event in every stream kind.
 //!
 //! OpenAI Responses: `event:`/`data:` pairs of `response.*` events — the
 //! lifecycle (`response.created` … `response.completed`/`.incomplete`/
