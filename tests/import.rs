@@ -469,6 +469,41 @@ fn a_streamed_call_with_null_arguments_labels_pass_in_native() {
     assert_eq!(t["import"]["notes"][0]["kind"], "arguments_absent");
 }
 
+/// Probe (s46): a llama.cpp stream whose generation failed (an `error:`
+/// field, then `data: [DONE]`) was imported whole, and the call the
+/// failure cut labeled `pass` (execute). The stream is refused at the
+/// field's line, as the proxy breaks it there.
+#[test]
+fn a_llama_cpp_stream_with_an_error_field_is_not_imported() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    fs::write(
+        d.join("t.request.json"),
+        r#"{"model": "m", "messages": [{"role": "user", "content": "Weather in Paris?"}],
+            "tools": [{"type": "function", "function": {"name": "get_weather",
+              "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]}"#,
+    )
+    .unwrap();
+    fs::write(
+        d.join("t.sse"),
+        concat!(
+            "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c1\",\"type\":\"function\",\"function\":{\"name\":\"get_weather\",\"arguments\":\"{\\\"city\\\": \\\"Paris\\\"\"}}]}}]}\n\n",
+            "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"}\"}}]}}]}\n\n",
+            "error: {\"code\":500,\"message\":\"Input prompt is too big compared to KV size.\",\"type\":\"server_error\"}\n\n",
+            "data: [DONE]\n\n",
+        ),
+    )
+    .unwrap();
+    let out = bounded(d, &["import", "t.sse", "--out", "o"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("t.sse:5: the stream reports an error: `500`: Input prompt is too big compared to KV size. (the stream from line 1 is not imported)"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!d.join("o/t.jsonl").exists());
+}
+
 /// `toolgate import` run in `dir`.
 fn import_in(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_toolgate"))

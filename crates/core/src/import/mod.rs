@@ -41,6 +41,8 @@ mod sse;
 /// What `toolgate run` reads a chat-completions answer with, so that a run
 /// and an import of the same exchange agree on what the model said.
 pub use openai::{choice_error, content_text, legacy_function_call};
+/// The SSE field rule the proxy's stream reader shares with the importer.
+pub use sse::{is_error_field, sse_field};
 
 use crate::file::LoadError;
 use serde_json::{Map, Value, json};
@@ -480,7 +482,7 @@ pub fn detect(path: &Path, text: &str) -> Option<Kind> {
         .lines()
         .map(str::trim)
         .find(|l| !l.is_empty() && !l.starts_with(':'))?;
-    if ["data:", "event:", "id:", "retry:"]
+    if ["data:", "event:", "id:", "retry:", "error:"]
         .iter()
         .any(|field| first.starts_with(field))
     {

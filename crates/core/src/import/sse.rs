@@ -12,7 +12,9 @@
 //! the first fragment that has them, `arguments` concatenated), the legacy
 //! `function_call` deltas as one call of their own after them (native
 //! calls and a legacy call are one set, as a response's). An `error` carrying
-//! `failed_generation` ends the stream with that text as its output.
+//! `failed_generation` ends the stream with that text as its output. An SSE
+//! `error:` field (llama.cpp's mid-stream failure, [`is_error_field`]) is an
+//! error event in every stream kind.
 //!
 //! OpenAI Responses: `event:`/`data:` pairs of `response.*` events — the
 //! lifecycle (`response.created` … `response.completed`/`.incomplete`/
@@ -75,11 +77,35 @@ pub(crate) fn ends_on_its_own(finish_reason: &str) -> bool {
 }
 
 /// One SSE payload: its line, the `data:` text (or a bare JSON line) and
-/// the `event:` name of its event, when one was given.
+/// the `event:` name of its event, when one was given; or the value of an
+/// `error:` field ([`is_error_field`]).
 struct Payload<'a> {
     line: usize,
     data: Cow<'a, str>,
     event: Option<&'a str>,
+    /// The payload is an `error:` field's value, not an event's data.
+    error_field: bool,
+}
+
+/// An SSE line's field name and value, as the event-stream format splits
+/// them: the name up to the first `:`, the value after it without one
+/// leading space; a line without `:` is a field with an empty value.
+pub fn sse_field(line: &str) -> (&str, &str) {
+    match line.split_once(':') {
+        Some((field, value)) => (field, value.strip_prefix(' ').unwrap_or(value)),
+        None => (line, ""),
+    }
+}
+
+/// Whether an SSE field ([`sse_field`]) reports the upstream's failure:
+/// llama.cpp's server writes a failure mid-stream as an `error:` field,
+/// then `data: [DONE]`. The standard ignores a field it does not know, so
+/// a stream read by it alone ends cleanly with the error dropped and what
+/// the failure cut read as the answer. One rule for the proxy's stream
+/// reader (an error where the field stands) and the importer (an error
+/// event: the stream it interrupts is not imported).
+pub fn is_error_field(field: &str) -> bool {
+    field == "error"
 }
 
 /// The lines of `text` as the event-stream format ends them: at CRLF, at
@@ -153,12 +179,22 @@ fn payloads(text: &str) -> impl Iterator<Item = Payload<'_>> {
                 event = Some(name.trim());
             } else if let Some(rest) = line.strip_prefix("data:") {
                 data.push((i + 1, rest.strip_prefix(' ').unwrap_or(rest)));
+            } else if is_error_field(sse_field(line).0) {
+                // At its line, before the data of its event (dispatched at
+                // the blank line after it): the stream breaks here.
+                ready.push_back(Payload {
+                    line: i + 1,
+                    data: Cow::Borrowed(sse_field(line).1),
+                    event,
+                    error_field: true,
+                });
             } else if line.trim_start().starts_with('{') {
                 dispatch(&mut data, event, &mut ready);
                 ready.push_back(Payload {
                     line: i + 1,
                     data: Cow::Borrowed(line.trim()),
                     event,
+                    error_field: false,
                 });
             }
             // `id:`, `retry:`, comments and other lines carry no payload.
@@ -179,6 +215,7 @@ fn dispatch<'a>(
             line: *line,
             data: Cow::Borrowed(text),
             event,
+            error_field: false,
         }),
         [(line, _), ..] => {
             let joined = data.iter().map(|(_, t)| *t).collect::<Vec<_>>().join("\n");
@@ -187,12 +224,14 @@ fn dispatch<'a>(
                     line: *line,
                     data: Cow::Owned(joined),
                     event,
+                    error_field: false,
                 });
             } else {
                 ready.extend(data.iter().map(|(line, text)| Payload {
                     line: *line,
                     data: Cow::Borrowed(text),
                     event,
+                    error_field: false,
                 }));
             }
         }
@@ -342,9 +381,13 @@ fn split_streams<S: Default>(
             st.dropping = true;
             break;
         }
-        let mut close = done_closes && p.data.trim() == "[DONE]";
+        let mut close = !p.error_field && done_closes && p.data.trim() == "[DONE]";
         if !close {
             let v = match crate::strict::from_str(&p.data) {
+                // An `error:` field is an error event's payload whatever
+                // it holds: its object, else its text.
+                Ok(v) if p.error_field && v.is_object() => v,
+                _ if p.error_field => Value::String(p.data.trim().to_string()),
                 Ok(v) if v.is_object() => v,
                 Ok(_) => {
                     out.err(
@@ -360,8 +403,15 @@ fn split_streams<S: Default>(
                     continue;
                 }
             };
-            let error_event = p.event == Some("error");
+            let error_event = p.event == Some("error") || p.error_field;
             let mut step = event(&mut st.current, &v, p.line, error_event);
+            // The stream's own payloads still follow an `error:` field
+            // (llama.cpp's `[DONE]`): dropped with it up to its end.
+            if p.error_field
+                && let Step::Error(why) = step
+            {
+                step = Step::ErrorWithin(why);
+            }
             if let Step::Begins = step {
                 st.end(true, &finished);
                 step = match event(&mut st.current, &v, p.line, error_event) {
@@ -553,6 +603,9 @@ pub(crate) fn streams(
 /// OpenAI or Anthropic, from the first payload that says.
 pub(crate) fn stream_kind(text: &str) -> Kind {
     for p in payloads(text).take(8) {
+        if p.error_field {
+            continue;
+        }
         if p.data.trim() == "[DONE]" {
             return Kind::OpenaiStream;
         }

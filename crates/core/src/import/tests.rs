@@ -1818,6 +1818,74 @@ fn a_stream_interrupted_by_an_error_is_not_imported() {
     );
 }
 
+/// Probe (s46): llama.cpp's server reports a failure mid-stream as an
+/// `error:` field, then sends `data: [DONE]`. The importer ignored the
+/// field, so the call cut by the failure was imported whole-looking and
+/// labeled `pass` (execute). The field is an error event, as the proxy's
+/// reader reads it ([`super::is_error_field`]): at its line, the stream it
+/// interrupts not imported, its own payloads up to `[DONE]` dropped with
+/// it; the file's other streams are read.
+#[test]
+fn an_sse_error_field_interrupts_the_stream() {
+    let call = concat!(
+        "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c1\",\"type\":\"function\",\"function\":{\"name\":\"get_weather\",\"arguments\":\"{\\\"city\\\": \\\"Paris\\\"\"}}]}}]}\n\n",
+        "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"}\"}}]}}]}\n\n",
+    );
+    let good = "data: {\"id\":\"d\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"fine\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n";
+    for (error, what) in [
+        (
+            "error: {\"code\":500,\"message\":\"Input prompt is too big compared to KV size.\",\"type\":\"server_error\"}\n\n",
+            "`500`: Input prompt is too big compared to KV size.",
+        ),
+        // Not JSON: its text. With a chunk of the stream after it (the
+        // field's event's own data too): dropped up to `[DONE]`.
+        (
+            "error:boom\ndata: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n",
+            "`error`: boom",
+        ),
+    ] {
+        let text = format!("{call}{error}data: [DONE]\n\n{good}");
+        let loaded = load("llama.sse", &text);
+        let errors: Vec<_> = loaded.iter().filter_map(|l| l.as_ref().err()).collect();
+        assert_eq!(errors.len(), 1, "{text}");
+        assert_eq!(errors[0].line, Some(5), "{text}");
+        assert_eq!(
+            errors[0].reason,
+            format!("the stream reports an error: {what} (the stream from line 1 is not imported)")
+        );
+        let ts: Vec<_> = loaded.iter().filter_map(|l| l.as_ref().ok()).collect();
+        assert_eq!(ts.len(), 1, "only the other stream: {text}");
+        assert_eq!(ts[0].output, "fine");
+        assert_eq!(ts[0].tool_calls, None);
+    }
+    // A stream that fails before its first chunk is still a stream.
+    let loaded = load(
+        "llama.sse",
+        "error: {\"code\":503,\"message\":\"Loading model\"}\n\ndata: [DONE]\n\n",
+    );
+    assert_eq!(loaded.len(), 1);
+    let e = loaded[0].as_ref().unwrap_err();
+    assert_eq!(e.line, Some(1));
+    assert_eq!(
+        e.reason,
+        "the stream reports an error: `503`: Loading model"
+    );
+    // Anthropic's stream too; a field named otherwise is still ignored.
+    let anthropic = concat!(
+        "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"type\":\"message\",\"role\":\"assistant\",\"content\":[]}}\n\n",
+        "errors: x\nerror: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n",
+        "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
+    );
+    let loaded = load("a.sse", anthropic);
+    assert_eq!(loaded.len(), 1);
+    let e = loaded[0].as_ref().unwrap_err();
+    assert_eq!(e.line, Some(5));
+    assert_eq!(
+        e.reason,
+        "the stream reports an error: `overloaded_error`: Overloaded (the stream from line 2 is not imported)"
+    );
+}
+
 /// Probe: a corrupt chunk in the middle of a stream was reported, yet the
 /// stream was written with the text around it and `finish_reason: stop`.
 /// A lost chunk could have held a call: that stream is not imported (the

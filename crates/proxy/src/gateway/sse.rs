@@ -12,6 +12,8 @@
 //! longer than [`MAX_LINE`] or an event larger than [`MAX_EVENT`] is an
 //! error: the upstream is untrusted.
 
+use toolgate_core::import::{is_error_field, sse_field};
+
 /// The longest line accepted.
 pub const MAX_LINE: usize = 16 * 1024 * 1024;
 /// The largest event accepted.
@@ -141,20 +143,15 @@ impl Reader {
             out.push(Item::Comment(c.to_string()));
             return Ok(());
         }
-        let (field, value) = match line.find(':') {
-            Some(i) => {
-                let v = &line[i + 1..];
-                (&line[..i], v.strip_prefix(' ').unwrap_or(v))
-            }
-            None => (line, ""),
-        };
+        let (field, value) = sse_field(line);
         if field == "event" {
             self.event = Some(value.to_string());
         }
         // llama.cpp's server writes a failure as an `error:` field (then
         // `data: [DONE]`): a field the standard would ignore, so the
-        // stream read as a clean end with the error dropped.
-        if field == "error" {
+        // stream read as a clean end with the error dropped. One rule with
+        // the importer ([`is_error_field`]).
+        if is_error_field(field) {
             return Err(SseError(format!(
                 "the upstream sent an `error` field: {}",
                 super::check::clip(value, 300)
