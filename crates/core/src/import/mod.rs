@@ -40,7 +40,7 @@ mod sse;
 
 /// What `toolgate run` reads a chat-completions answer with, so that a run
 /// and an import of the same exchange agree on what the model said.
-pub use openai::{choice_error, content_text, legacy_function_call};
+pub use openai::{choice_error, content_text, is_error_finish, legacy_function_call};
 /// The SSE field rule the proxy's stream reader shares with the importer.
 pub use sse::{is_error_field, sse_field};
 

@@ -683,7 +683,7 @@ pub fn choice_error(choice: &Value) -> Option<String> {
 /// Whether a finish reason is a provider's error rather than the end of an
 /// answer ([`choice_error`]): `error` (OpenRouter) or `abort` (vLLM,
 /// SGLang). The one list every importer that reads a finish reason asks.
-pub(crate) fn is_error_finish(reason: &str) -> bool {
+pub fn is_error_finish(reason: &str) -> bool {
     matches!(reason, "error" | "abort")
 }
 

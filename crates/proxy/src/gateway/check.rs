@@ -14,7 +14,7 @@
 use super::checked::Nodes;
 use serde_json::Value;
 use std::borrow::Cow;
-use toolgate_core::import::choice_error;
+use toolgate_core::import::{choice_error, is_error_finish};
 
 /// The most choices one answer may hold, streamed or not
 /// ([`toolgate_core::MAX_CHOICES`], the importers' cap too): each choice is
@@ -261,11 +261,10 @@ pub(crate) fn read_completion<'a>(
         // A choice ending in an error finish is left to the full read,
         // which refuses it (`provider_error`).
         if let Some(read) = fast::read(body, usage_value, &nodes)
-            && !read.choices.iter().any(|c| {
-                c.finish_reason.as_deref().is_some_and(|f| {
-                    choice_error(&serde_json::json!({"finish_reason": f})).is_some()
-                })
-            })
+            && !read
+                .choices
+                .iter()
+                .any(|c| c.finish_reason.as_deref().is_some_and(is_error_finish))
         {
             return Ok(read);
         }
