@@ -73,6 +73,55 @@ pub(crate) fn narrowing(choice: Option<&Value>) -> Result<Option<Vec<String>>, S
     })
 }
 
+/// The tool names a `tool_choice` of type `allowed_tools` lets the model
+/// call, when it is one (OpenAI, 2025): Chat Completions nests them,
+/// `{"type": "allowed_tools", "allowed_tools": {"mode", "tools": [{"type":
+/// "function", "function": {"name"}}]}}`, the Responses API does not,
+/// `{"type": "allowed_tools", "mode", "tools": [{"type": "function",
+/// "name"}]}`. It narrows the allowlist to those of `tools` it names: a
+/// call of another of the request's tools was not allowed, and judged
+/// against every tool it would pass and run (fail open). Entries of
+/// built-in tools (`mcp`, `image_generation`: no function name) name no
+/// function tool. A list that cannot be read — no `tools` array, a
+/// function entry without a name — is an error: which tools were allowed
+/// is unknown, and the whole list is not the answer.
+fn allowed_tool_names(choice: Option<&Value>) -> Result<Option<Vec<String>>, String> {
+    let Some(choice) = choice.filter(|c| str_of(c, "type") == Some("allowed_tools")) else {
+        return Ok(None);
+    };
+    let unreadable = |why: &str| {
+        format!(
+            "the request's `tool_choice` is `allowed_tools` {why}: which tools the model was \
+             allowed to call cannot be read"
+        )
+    };
+    let body = choice
+        .get("allowed_tools")
+        .filter(|a| a.is_object())
+        .unwrap_or(choice);
+    let entries = body
+        .get("tools")
+        .and_then(Value::as_array)
+        .ok_or_else(|| unreadable("without a `tools` list"))?;
+    let mut names = Vec::new();
+    for (i, entry) in entries.iter().enumerate() {
+        let kind = str_of(entry, "type");
+        let name = entry
+            .get("function")
+            .and_then(|f| str_of(f, "name"))
+            .or_else(|| str_of(entry, "name"));
+        match (kind, name) {
+            (_, Some(name)) => names.push(name.to_string()),
+            (Some("function") | None, None) => {
+                return Err(unreadable(&format!("whose `tools[{i}]` names no function")));
+            }
+            // A built-in tool (`mcp`, `image_generation`, …).
+            (Some(_), None) => {}
+        }
+    }
+    Ok(Some(names))
+}
+
 fn str_of<'v>(v: &'v Value, key: &str) -> Option<&'v str> {
     v.get(key).and_then(Value::as_str)
 }
@@ -111,7 +160,7 @@ fn of_tool_choice(choice: Option<&Value>) -> Result<Allowed, String> {
         Value::Object(_) => match str_of(v, "type") {
             Some("auto" | "required" | "any") => Ok(Allowed::Any),
             Some("none") => Ok(Allowed::NoCall),
-            Some("allowed_tools") => match crate::import::allowed_tool_names(Some(v)) {
+            Some("allowed_tools") => match allowed_tool_names(Some(v)) {
                 Ok(Some(names)) => Ok(Allowed::Only(names)),
                 Ok(None) => Ok(Allowed::Any),
                 Err(why) => Err(why),

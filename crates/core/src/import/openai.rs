@@ -289,7 +289,7 @@ pub(crate) struct RequestInfo {
     pub max_tokens: Option<u64>,
     pub forced_tool: bool,
     /// The request's tools a `tool_choice` of type `allowed_tools` did not
-    /// allow, left out of `tools` ([`super::allowed_tool_names`]), by name.
+    /// allow, left out of `tools` ([`crate::choice::narrowing`]), by name.
     pub not_allowed: Vec<Value>,
 }
 
