@@ -256,15 +256,28 @@ pub(crate) fn read_completion<'a>(
     usage_value: bool,
     max_nodes: usize,
 ) -> Result<Read<'a>, String> {
-    if is_json_type(content_type) {
-        let nodes = Nodes::new(max_nodes);
+    // The whole body checked as UTF-8 at once (SIMD), then read as text:
+    // neither quick reader checks each string again.
+    if is_json_type(content_type)
+        && let Ok(text) = simdutf8::basic::from_utf8(body)
+    {
         // A choice ending in an error finish is left to the full read,
         // which refuses it (`provider_error`).
-        if let Some(read) = fast::read(body, usage_value, &nodes)
-            && !read
+        let plain = |read: &Read<'_>| {
+            !read
                 .choices
                 .iter()
                 .any(|c| c.finish_reason.as_deref().is_some_and(is_error_finish))
+        };
+        if !usage_value
+            && let Some(read) = super::scan::answer(text, max_nodes)
+            && plain(&read)
+        {
+            return Ok(read);
+        }
+        let nodes = Nodes::new(max_nodes);
+        if let Some(read) = fast::read(text, usage_value, &nodes)
+            && plain(&read)
         {
             return Ok(read);
         }
@@ -332,15 +345,7 @@ mod fast {
     /// Why the pass gave up (never shown: the slow path says why).
     const GIVE_UP: &str = "not read here";
 
-    pub(super) fn read<'de>(
-        body: &'de [u8],
-        usage_value: bool,
-        nodes: &Nodes,
-    ) -> Option<Read<'de>> {
-        // The whole body checked as UTF-8 at once (SIMD), then read as
-        // text: serde_json's reader of a `str` does not check each string
-        // again.
-        let text = simdutf8::basic::from_utf8(body).ok()?;
+    pub(super) fn read<'de>(text: &'de str, usage_value: bool, nodes: &Nodes) -> Option<Read<'de>> {
         let mut de = serde_json::Deserializer::from_str(text);
         let read = de.deserialize_map(Top { usage_value, nodes }).ok()?;
         de.end().ok()?;
@@ -814,7 +819,7 @@ mod tests {
                     read.as_ref().err()
                 ),
             }
-            if let Some(f) = &fast::read(body, usage_value, &Nodes::new(DEFAULT_MAX_RESPONSE_NODES))
+            if let Some(f) = &fast_read(body, usage_value, &Nodes::new(DEFAULT_MAX_RESPONSE_NODES))
             {
                 let v = slow.as_ref().unwrap_or_else(|e| {
                     panic!(
@@ -825,7 +830,27 @@ mod tests {
                 assert_eq!(*f, expected(v), "{}", String::from_utf8_lossy(body));
             }
         }
-        Some(fast::read(body, true, &Nodes::new(DEFAULT_MAX_RESPONSE_NODES)).is_some())
+        // The hand-written reader takes an answer only as the full read
+        // reads it.
+        if let Some(r) = std::str::from_utf8(body)
+            .ok()
+            .and_then(|t| super::super::scan::answer(t, DEFAULT_MAX_RESPONSE_NODES))
+        {
+            let v = slow.as_ref().unwrap_or_else(|e| {
+                panic!(
+                    "taken by the scan, refused slow ({e}): {}",
+                    String::from_utf8_lossy(body)
+                )
+            });
+            assert_eq!(r, without_usage(v), "{}", String::from_utf8_lossy(body));
+        }
+        Some(fast_read(body, true, &Nodes::new(DEFAULT_MAX_RESPONSE_NODES)).is_some())
+    }
+
+    /// The borrowed pass on bytes (UTF-8 checked first, as
+    /// `read_completion` checks it).
+    fn fast_read<'a>(body: &'a [u8], usage_value: bool, nodes: &Nodes) -> Option<Read<'a>> {
+        fast::read(std::str::from_utf8(body).ok()?, usage_value, nodes)
     }
 
     #[test]
@@ -848,11 +873,11 @@ mod tests {
     fn usage_counts_are_read_without_the_object_unless_asked() {
         let body = br#"{"choices":[],"usage":{"prompt_tokens":4,"completion_tokens":-1,"total_tokens":9,"details":{"a":[1]}}}"#;
         let counts = [Some(4), None, Some(9)];
-        let u = fast::read(body, false, &Nodes::new(usize::MAX))
+        let u = fast_read(body, false, &Nodes::new(usize::MAX))
             .and_then(|r| r.usage)
             .expect("taken");
         assert_eq!((u.counts, u.value), (counts, None));
-        let u = fast::read(body, true, &Nodes::new(usize::MAX))
+        let u = fast_read(body, true, &Nodes::new(usize::MAX))
             .and_then(|r| r.usage)
             .expect("taken");
         assert_eq!(u.counts, counts);
@@ -1221,7 +1246,7 @@ mod tests {
         let slow_only = r#"{"choices":[{"index":0,"message":{"content":"hi"},"finish_reason":"stop"}],"usage":[0,0,0,0]}"#;
         for (body, fast) in [(fast_taken.as_str(), true), (slow_only, false)] {
             assert_eq!(
-                fast::read(body.as_bytes(), false, &Nodes::new(usize::MAX)).is_some(),
+                fast_read(body.as_bytes(), false, &Nodes::new(usize::MAX)).is_some(),
                 fast
             );
             let mut counted = 0;

@@ -54,6 +54,7 @@ mod members;
 mod metrics;
 pub(crate) mod record;
 mod request;
+mod scan;
 pub use check::DEFAULT_MAX_RESPONSE_NODES;
 pub use request::DEFAULT_MAX_REQUEST_NODES;
 mod splice;
