@@ -253,17 +253,25 @@ fn fast<'a>(cache: &ToolCache, body: &'a [u8], max_nodes: usize) -> Fast<'a> {
     let Ok(text) = simdutf8::basic::from_utf8(body) else {
         return Fast::Unsure;
     };
-    let nodes = Nodes::new(max_nodes);
-    let mut de = serde_json::Deserializer::from_str(text);
-    let Ok(top) = de.deserialize_any(TopVisitor(&nodes)) else {
-        if nodes.over() {
-            return Fast::TooManyNodes;
+    // The usual body is read by hand ([`super::scan::request`]); what that
+    // reader leaves, by serde_json's.
+    let (top, left) = match super::scan::request(text, max_nodes) {
+        Some(read) => read,
+        None => {
+            let nodes = Nodes::new(max_nodes);
+            let mut de = serde_json::Deserializer::from_str(text);
+            let Ok(top) = de.deserialize_any(TopVisitor(&nodes)) else {
+                if nodes.over() {
+                    return Fast::TooManyNodes;
+                }
+                return Fast::Unsure;
+            };
+            if de.end().is_err() {
+                return Fast::Unsure;
+            }
+            (top, nodes.left())
         }
-        return Fast::Unsure;
     };
-    if de.end().is_err() {
-        return Fast::Unsure;
-    }
     let model = match top.model {
         Some(Scalar::Str(m)) => Some(m),
         _ => None,
@@ -287,12 +295,9 @@ fn fast<'a>(cache: &ToolCache, body: &'a [u8], max_nodes: usize) -> Fast<'a> {
     if top.narrows {
         return Fast::Unsure;
     }
-    let (tools, functions) = (
-        top.tools.map(RawValue::get),
-        top.functions.map(RawValue::get),
-    );
+    let (tools, functions) = (top.tools, top.functions);
     match cache.find(tools, functions) {
-        Some((_, tool_nodes)) if tool_nodes > nodes.left() => Fast::TooManyNodes,
+        Some((_, tool_nodes)) if tool_nodes > left => Fast::TooManyNodes,
         Some((tools, _)) => Fast::Read(Fields {
             model,
             stream,
@@ -306,23 +311,25 @@ fn fast<'a>(cache: &ToolCache, body: &'a [u8], max_nodes: usize) -> Fast<'a> {
 /// The top-level fields, as a `Value` would hold them: a key given twice
 /// counts as its last value.
 #[derive(Default)]
-struct Top<'a> {
-    model: Option<Scalar>,
-    stream: Option<Scalar>,
-    parallel_tool_calls: Option<Scalar>,
-    tools: Option<&'a RawValue>,
-    functions: Option<&'a RawValue>,
+pub(super) struct Top<'a> {
+    pub model: Option<Scalar>,
+    pub stream: Option<Scalar>,
+    pub parallel_tool_calls: Option<Scalar>,
+    /// The text of `tools` (as serde_json's `RawValue` keeps it: from the
+    /// value's first byte to its last).
+    pub tools: Option<&'a str>,
+    pub functions: Option<&'a str>,
     /// A key of [`JSON_KEYS`] was met (decoded).
-    json_keys: bool,
+    pub json_keys: bool,
     /// `tool_choice` other than absent, null, `"auto"`, `"required"` or
     /// `"none"`, or a legacy `function_call`: it may narrow the allowlist
     /// ([`narrowed`]), or be refused.
-    narrows: bool,
+    pub narrows: bool,
 }
 
 /// `model`, `stream` or `parallel_tool_calls` as far as the proxy reads it: an array or object is
 /// read (and counted) as [`Counted`], not built.
-enum Scalar {
+pub(super) enum Scalar {
     Str(String),
     Bool(bool),
     Null,
@@ -408,8 +415,8 @@ impl<'de> Visitor<'de> for TopVisitor<'_> {
                 // Kept as bytes: they find the tools already read, or the
                 // full read parses them (the fast read does not vouch for
                 // bytes it skipped).
-                "tools" => top.tools = Some(map.next_value()?),
-                "functions" => top.functions = Some(map.next_value()?),
+                "tools" => top.tools = Some(map.next_value::<&RawValue>()?.get()),
+                "functions" => top.functions = Some(map.next_value::<&RawValue>()?.get()),
                 // A key given twice is refused above, so the last value is
                 // the only one.
                 "tool_choice" => {
@@ -562,6 +569,7 @@ mod tests {
     /// Reads `body` through `cache` and checks the answer is the full
     /// read's; returns whether the fast read answered alone.
     fn agree(cache: &ToolCache, body: &[u8]) -> bool {
+        scan_agrees(body);
         let got = read(cache, body, DEFAULT_MAX_REQUEST_NODES);
         let want = full(body);
         match (&got, &want) {
@@ -581,6 +589,61 @@ mod tests {
                 String::from_utf8_lossy(body)
             ),
         }
+    }
+
+    /// When the hand-written reader takes a body, serde's reader takes it
+    /// too and reads the same fields, the same tool text, and the same
+    /// count of values.
+    fn scan_agrees(body: &[u8]) {
+        let Some((top, left)) = std::str::from_utf8(body)
+            .ok()
+            .and_then(|t| super::super::scan::request(t, DEFAULT_MAX_REQUEST_NODES))
+        else {
+            return;
+        };
+        let shown = String::from_utf8_lossy(body);
+        let nodes = Nodes::new(DEFAULT_MAX_REQUEST_NODES);
+        let text = std::str::from_utf8(body).unwrap();
+        let mut de = serde_json::Deserializer::from_str(text);
+        let serde = de
+            .deserialize_any(TopVisitor(&nodes))
+            .unwrap_or_else(|e| panic!("scanned, refused by serde ({e}): {shown}"));
+        de.end().unwrap();
+        let scalar = |s: &Option<Scalar>| match s {
+            None => "absent".to_string(),
+            Some(Scalar::Str(s)) => format!("str {s}"),
+            Some(Scalar::Bool(b)) => format!("bool {b}"),
+            Some(Scalar::Null) => "null".to_string(),
+            Some(Scalar::Other) => "other".to_string(),
+        };
+        let fields = |t: &Top<'_>| {
+            (
+                scalar(&t.model),
+                scalar(&t.stream),
+                scalar(&t.parallel_tool_calls),
+                t.tools.map(str::to_string),
+                t.functions.map(str::to_string),
+                t.json_keys,
+                t.narrows,
+            )
+        };
+        assert_eq!(fields(&top), fields(&serde), "{shown}");
+        assert_eq!(left, nodes.left(), "{shown}");
+    }
+
+    /// The usual request is read by hand.
+    #[test]
+    fn the_usual_request_is_scanned() {
+        let b = body(
+            r#""messages": [{"role": "system", "content": "Be brief.\nUse tools."}, {"role": "user", "content": [{"type": "text", "text": "hi"}]}], "temperature": 0.2, "max_tokens": 256, "stream": true, "tool_choice": "auto""#,
+        );
+        let (top, _) = super::super::scan::request(std::str::from_utf8(&b).unwrap(), usize::MAX)
+            .expect("taken");
+        assert_eq!(top.tools, Some(TOOLS));
+        assert!(matches!(top.stream, Some(Scalar::Bool(true))));
+        assert!(matches!(top.model, Some(Scalar::Str(ref m)) if m == "m"));
+        assert!(!top.narrows && !top.json_keys);
+        scan_agrees(&b);
     }
 
     const TOOLS: &str = r#"[{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]"#;

@@ -1,6 +1,7 @@
 //! A hand-written reader of the plainest chat completions: the first of the
 //! answer's three readers (`check::read_completion`), for the shape nearly
-//! every answer has. It checks each byte as serde_json would (strings,
+//! every answer has; and of a request's top-level fields, the first of
+//! the request's (`request::read`). It checks each byte as serde_json would (strings,
 //! escapes, numbers, literals, nesting) and takes an answer only when
 //! every part of it is one it knows how to read exactly as the borrowed
 //! serde pass (`check::fast`) reads it; anything else, valid or not, it
@@ -20,15 +21,13 @@ use super::check::{
     ANSWER_KEYS, ANSWER_KNOWN, CHOICE_KEYS, CHOICE_KNOWN, COUNT_KEYS, ChoiceRead, Counts, Has,
     MAX_CHOICES, MESSAGE_KEYS, Read, Usage, call_bearing, read_as,
 };
-use super::checked::RAW_VALUE_TOKEN;
+use super::checked::{RAW_VALUE_TOKEN, Seen};
+use super::request::{JSON_KEYS, Scalar, Top};
 use serde_json::Value;
 use std::borrow::Cow;
 
 /// The deepest nesting read here (serde_json's limit is 128).
 const MAX_DEPTH: usize = 32;
-
-/// The most keys of one object read here (each compared with the others).
-const MAX_KEYS: usize = 32;
 
 /// The answer in `text` (UTF-8, checked by the caller) as the borrowed
 /// pass reads it, or `None`: not taken here. `max_nodes`: the JSON values
@@ -89,6 +88,47 @@ static STOPS: [bool; 256] = {
     t
 };
 
+/// The top-level fields of a request body as `request`'s serde read takes
+/// them, and the node budget left after them (`tools` and `functions`,
+/// kept as text, not counted: the tool cache counts them), or `None`: not
+/// taken here. Keys and values are checked as [`answer`] checks them.
+pub(crate) fn request(text: &str, max_nodes: usize) -> Option<(Top<'_>, usize)> {
+    let mut c = Cur {
+        text,
+        b: text.as_bytes(),
+        i: 0,
+        left: max_nodes,
+    };
+    let mut top = Top::default();
+    c.object(|c, k| {
+        match k {
+            "model" => top.model = Some(c.scalar()?),
+            "stream" => top.stream = Some(c.scalar()?),
+            "parallel_tool_calls" => top.parallel_tool_calls = Some(c.scalar()?),
+            "tools" => top.tools = Some(c.raw()?),
+            "functions" => top.functions = Some(c.raw()?),
+            "tool_choice" => {
+                top.narrows |= match c.scalar()? {
+                    Scalar::Null => false,
+                    Scalar::Str(s) => !matches!(s.as_str(), "auto" | "required" | "none"),
+                    Scalar::Bool(_) | Scalar::Other => true,
+                };
+            }
+            "function_call" => {
+                top.narrows = true;
+                c.skip(0, false)?;
+            }
+            k => {
+                top.json_keys |= JSON_KEYS.contains(&k);
+                c.skip(0, false)?;
+            }
+        }
+        Some(())
+    })?;
+    c.ws();
+    (c.i == c.b.len()).then_some((top, c.left))
+}
+
 /// A position in the text and the node budget left.
 struct Cur<'a> {
     text: &'a str,
@@ -132,23 +172,21 @@ impl<'a> Cur<'a> {
     /// The members of an object (the cursor at its `{`), each key handed
     /// to `each` with the cursor at its value, which `each` must read.
     /// Counts the object and its keys; not taken: a key with an escape,
-    /// the raw-value token, a key given twice, more than [`MAX_KEYS`].
+    /// the raw-value token, a key given twice.
     fn object(&mut self, mut each: impl FnMut(&mut Self, &'a str) -> Option<()>) -> Option<()> {
         self.eat(b'{')?;
         self.node()?;
-        let mut keys: [&str; MAX_KEYS] = [""; MAX_KEYS];
-        let mut n = 0;
         if self.peek()? == b'}' {
             self.i += 1;
             return Some(());
         }
+        let mut seen = Seen::default();
         loop {
             let k = self.key()?;
-            if k == RAW_VALUE_TOKEN || keys[..n].contains(&k) {
+            if k == RAW_VALUE_TOKEN {
                 return None;
             }
-            *keys.get_mut(n)? = k;
-            n += 1;
+            seen.insert::<serde_json::Error>(Cow::Borrowed(k)).ok()?;
             self.node()?;
             self.eat(b':')?;
             each(self, k)?;
@@ -201,6 +239,17 @@ impl<'a> Cur<'a> {
     /// A string (the cursor at its quote, counted), borrowed when it has
     /// no escape, decoded as serde_json decodes it otherwise.
     fn string(&mut self) -> Option<Cow<'a, str>> {
+        self.string_as::<true>()
+    }
+
+    /// A string checked and counted, not decoded.
+    fn string_skipped(&mut self) -> Option<()> {
+        self.string_as::<false>().map(drop)
+    }
+
+    /// [`Self::string`]; without `BUILD`, the escapes are checked and
+    /// nothing is built (an empty string stands for the text).
+    fn string_as<const BUILD: bool>(&mut self) -> Option<Cow<'a, str>> {
         self.eat(b'"')?;
         self.node()?;
         let start = self.i;
@@ -209,8 +258,11 @@ impl<'a> Cur<'a> {
             self.i = i + 1;
             return self.text.get(start..i).map(Cow::Borrowed);
         }
-        let mut out = String::with_capacity(i - start + 16);
-        out.push_str(self.text.get(start..i)?);
+        let mut out = String::new();
+        if BUILD {
+            out.reserve(i - start + 16);
+            out.push_str(self.text.get(start..i)?);
+        }
         loop {
             let c = *self.b.get(i)?;
             match c {
@@ -221,15 +273,15 @@ impl<'a> Cur<'a> {
                 b'\\' => {
                     let e = *self.b.get(i + 1)?;
                     i += 2;
-                    match e {
-                        b'"' => out.push('"'),
-                        b'\\' => out.push('\\'),
-                        b'/' => out.push('/'),
-                        b'b' => out.push('\u{8}'),
-                        b'f' => out.push('\u{c}'),
-                        b'n' => out.push('\n'),
-                        b'r' => out.push('\r'),
-                        b't' => out.push('\t'),
+                    let ch = match e {
+                        b'"' => '"',
+                        b'\\' => '\\',
+                        b'/' => '/',
+                        b'b' => '\u{8}',
+                        b'f' => '\u{c}',
+                        b'n' => '\n',
+                        b'r' => '\r',
+                        b't' => '\t',
                         b'u' => {
                             let hi = self.hex4(i)?;
                             i += 4;
@@ -248,16 +300,21 @@ impl<'a> Cur<'a> {
                                 0xDC00..=0xDFFF => return None,
                                 _ => hi,
                             };
-                            out.push(char::from_u32(ch)?);
+                            char::from_u32(ch)?
                         }
                         _ => return None,
+                    };
+                    if BUILD {
+                        out.push(ch);
                     }
                 }
                 c if c < 0x20 => return None,
                 _ => {
                     let run = i;
                     i = run_end(self.b, i);
-                    out.push_str(self.text.get(run..i)?);
+                    if BUILD {
+                        out.push_str(self.text.get(run..i)?);
+                    }
                 }
             }
         }
@@ -355,7 +412,7 @@ impl<'a> Cur<'a> {
             return None;
         }
         match self.peek()? {
-            b'"' => self.string().map(drop),
+            b'"' => self.string_skipped(),
             b'{' if !look => self.object(|c, _| c.skip(depth + 1, false)),
             b'[' if !look => self.array(|c| c.skip(depth + 1, false)),
             b't' => self.literal(b"true"),
@@ -364,6 +421,28 @@ impl<'a> Cur<'a> {
             b'-' | b'0'..=b'9' => self.number().map(drop),
             _ => None,
         }
+    }
+
+    /// A value as the request's reader keeps it: a string, a boolean,
+    /// null, or something else (checked and counted).
+    fn scalar(&mut self) -> Option<Scalar> {
+        Some(match self.peek()? {
+            b'"' => Scalar::Str(self.string()?.into_owned()),
+            b't' => self.literal(b"true").map(|()| Scalar::Bool(true))?,
+            b'f' => self.literal(b"false").map(|()| Scalar::Bool(false))?,
+            b'n' => self.literal(b"null").map(|()| Scalar::Null)?,
+            _ => self.skip(0, false).map(|()| Scalar::Other)?,
+        })
+    }
+
+    /// The text of a value, checked, not counted.
+    fn raw(&mut self) -> Option<&'a str> {
+        self.ws();
+        let (start, left) = (self.i, self.left);
+        self.left = usize::MAX;
+        self.skip(0, false)?;
+        self.left = left;
+        self.text.get(start..self.i)
     }
 
     /// The answer: an object with a `choices` array.
