@@ -580,6 +580,96 @@ pub fn stray_call(
     ))
 }
 
+/// A tag's name attribute `attr` and its `>` at `i` in `g` (`name="g">`,
+/// at `g`'s start or after whitespace), the head of a tag call (`tag`'s
+/// `<tool name="g">`, the invoke rows' `<invoke name="g">`) without its
+/// opener: the name and where the `>` ends. Reads only up to the
+/// attribute's closing quote.
+pub(crate) fn named_gt(g: &str, i: usize, attr: &str) -> Option<(String, usize)> {
+    let b = g.as_bytes();
+    if !g[i..].starts_with(attr) || (i > 0 && !b[i - 1].is_ascii_whitespace()) {
+        return None;
+    }
+    let j = skip_ws(b, i + attr.len());
+    (b.get(j) == Some(&b'=')).then_some(())?;
+    let j = skip_ws(b, j + 1);
+    let q = *b.get(j).filter(|q| matches!(**q, b'"' | b'\''))?;
+    let len = memchr::memchr(q, &b[j + 1..]).filter(|&n| n > 0)?;
+    let k = skip_ws(b, j + 2 + len);
+    (b.get(k) == Some(&b'>')).then(|| (g[j + 1..j + 1 + len].to_string(), k + 1))
+}
+
+/// The head of a call whose opener ends just before its function name
+/// (functionary's `<function=NAME>`, Qwen3-Coder's `<function=NAME>`),
+/// written without that opener: the first name glued to `>` in `g` (the
+/// name at `g`'s start or after whitespace or `>`) whose text after the `>`
+/// (whitespace skipped) the call's body begins (`body`: functionary's `{`,
+/// Qwen3-Coder's `<parameter=`). Gives where the name starts and where
+/// its `>` is. Each `>` is looked at once, so the scan stays linear.
+pub(crate) fn name_gt_head(g: &str, body: impl Fn(&str) -> bool) -> Option<(usize, usize)> {
+    let b = g.as_bytes();
+    let is_name = |c: u8| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.');
+    memchr::memchr_iter(b'>', b).find_map(|gt| {
+        body(&g[skip_ws(b, gt + 1)..]).then_some(())?;
+        let start = b[..gt]
+            .iter()
+            .rposition(|c| !is_name(*c))
+            .map_or(0, |i| i + 1);
+        let glued = start == 0 || matches!(b[start - 1], b'>' | b' ' | b'\t' | b'\n' | b'\r');
+        (start < gt && glued).then_some((start, gt))
+    })
+}
+
+/// The `closed` test of [`stray_call`] for tag calls (`tag`, the invoke
+/// rows without a call block): in the text `g` before a stray closer, the
+/// call's own text starts at a [`named_gt`] head and ends with a tag's `>`
+/// or the `}` of JSON arguments; other text before a stray closer
+/// (`Use </tool> to close`, `the name="x"> attribute</tool>`) is prose.
+pub(crate) fn closed_named(g: &str, attr: &str) -> Option<usize> {
+    let t = g.trim_end();
+    if !(t.ends_with('}') || t.ends_with('>')) {
+        return None;
+    }
+    g.match_indices(attr)
+        .map(|(i, _)| i)
+        .find(|&i| named_gt(g, i, attr).is_some())
+}
+
+/// A tag call without its opener (`tag`'s `<tool`, `xml_call`'s
+/// `<tool_call`, the invoke of the rows without a call block) after a call
+/// or before the first one, in the gap `gap` ([`stray_call`]): closed by one
+/// of `closers`, its text starting at its name attribute `attr`
+/// ([`closed_named`]); or, right after a call with no closer at all, the
+/// gap starting with that attribute and its `>` ([`named_gt`]), the call
+/// running `body(g, head_end)` bytes into the gap `g`. The candidate names
+/// the tool its attribute names.
+pub(crate) fn stray_tag_call(
+    mode: &'static str,
+    text: &str,
+    gap: (usize, Option<usize>),
+    (closers, after_call): (&[&str], bool),
+    attr: &str,
+    body: impl FnOnce(&str, usize) -> usize,
+) -> Option<Candidate> {
+    let (start, end, f) = stray_call(
+        text,
+        gap,
+        (closers, after_call),
+        |g| closed_named(g, attr),
+        |g| named_gt(g, 0, attr).map(|(_, head)| body(g, head)),
+    )?;
+    let own = &text[start..end];
+    let name = named_gt(own, 0, attr).map(|(n, _)| n);
+    Some(candidate(
+        mode,
+        Span::new(start, end),
+        own,
+        name,
+        Err(f),
+        Vec::new(),
+    ))
+}
+
 /// A call object without its block's opener after a block or before the
 /// first one (from `from`, before the next opener `to`), in a format whose
 /// block holds JSON call objects (hermes, and the `json_block` engine's

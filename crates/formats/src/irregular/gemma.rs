@@ -469,6 +469,7 @@ impl Reader<'_> {
 mod tests {
     use crate::families::jsonlike::testutil::*;
     use crate::format::gemma::GEMMA;
+    use crate::irregular::testkit::assert_stray;
     use toolgate_core::{FailureKind, Source};
 
     #[test]
@@ -542,13 +543,7 @@ mod tests {
                 1,
             ),
         ] {
-            let c = strict(&GEMMA, out);
-            assert_eq!(c.len(), 2, "{out}");
-            assert_eq!(c[1 - stray].call().unwrap().name, "f", "{out}");
-            assert_eq!(c[stray].name.as_deref(), Some("g"), "{out}");
-            let f = c[stray].failure().unwrap();
-            assert_eq!(f.kind, FailureKind::Malformed, "{out}");
-            assert!(f.message.contains("without its opener"), "{}", f.message);
+            assert_stray(&strict(&GEMMA, out), stray, ("f", Some("g")), out);
         }
         // Prose after a block, and before the next block, stays text.
         let out = "<|tool_call>call:f{a:1}<tool_call|>I will call: g next <|tool_call>call:g{}<tool_call|>";

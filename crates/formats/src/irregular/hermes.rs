@@ -340,36 +340,23 @@ mod tests {
         // s46: a call object closed by `</tool_call>` before the first
         // block, or a call object with no closer after a block: `f` ran
         // and `g` was dropped as text.
-        for (out, g_first) in [
+        for (out, stray) in [
             (
                 format!("{{\"name\": \"g\", \"arguments\": {{}}}}</tool_call>{ONE}"),
-                true,
+                0,
             ),
             (
                 format!("Sure. {{\"name\": \"g\", \"arguments\": {{}}}}</tool_call>\n{ONE}"),
-                true,
+                0,
             ),
-            (
-                format!("{ONE}{{\"name\": \"g\", \"arguments\": {{}}}}"),
-                false,
-            ),
+            (format!("{ONE}{{\"name\": \"g\", \"arguments\": {{}}}}"), 1),
             (
                 format!("{ONE}\n{{\"name\": \"g\", \"arguments\": {{}}}}\nDone."),
-                false,
+                1,
             ),
         ] {
             let c = strict(&HERMES, &out);
-            assert_eq!(c.len(), 2, "{out}");
-            let (call, stray) = if g_first {
-                (&c[1], &c[0])
-            } else {
-                (&c[0], &c[1])
-            };
-            assert_eq!(call.call().unwrap().name, "get_weather", "{out}");
-            let f = stray.failure().unwrap();
-            assert_eq!(f.kind, FailureKind::Malformed, "{out}");
-            assert!(f.message.contains("without its opener"), "{}", f.message);
-            assert_eq!(stray.name.as_deref(), Some("g"), "{out}");
+            assert_stray(&c, stray, ("get_weather", Some("g")), &out);
         }
     }
 

@@ -65,6 +65,35 @@ pub(crate) mod testkit {
         c.iter().filter_map(|c| c.call()).map(|c| c.name).collect()
     }
 
+    /// The assertions every "call without its opener" test makes
+    /// (`util::stray_call` and `name_json::stray_call`): `out` gave two
+    /// candidates, the call `call` and, at index `stray`, the call written
+    /// without its opener, refused as `malformed` ("without its opener")
+    /// and naming the tool `name` (`None`: no name to read, e.g. arguments
+    /// alone).
+    pub fn assert_stray(
+        c: &[Candidate],
+        stray: usize,
+        (call, name): (&str, Option<&str>),
+        out: &str,
+    ) {
+        assert_eq!(c.len(), 2, "{out}: {c:#?}");
+        let ran = c[1 - stray]
+            .call()
+            .unwrap_or_else(|| panic!("{out}: no call: {c:#?}"));
+        assert_eq!(ran.name, call, "{out}");
+        assert_eq!(c[stray].name.as_deref(), name, "{out}");
+        let f = c[stray]
+            .failure()
+            .unwrap_or_else(|| panic!("{out}: no failure: {c:#?}"));
+        assert_eq!(f.kind, FailureKind::Malformed, "{out}");
+        assert!(
+            f.message.contains("without its opener"),
+            "{out}: {}",
+            f.message
+        );
+    }
+
     /// The failure kind of the only candidate.
     pub fn only_failure(c: &[Candidate]) -> (FailureKind, usize) {
         assert_eq!(c.len(), 1, "{c:#?}");

@@ -235,55 +235,18 @@ fn stray_call(
     gap: (usize, Option<usize>),
     after_call: bool,
 ) -> Option<Candidate> {
-    let closed = |g: &str| {
-        let t = g.trim_end();
-        if !(t.ends_with('}') || t.ends_with('>')) {
-            return None;
-        }
-        g.match_indices("name")
-            .map(|(i, _)| i)
-            .find(|&i| named_gt(g, i).is_some())
-    };
-    let bare = |g: &str| {
-        let (_, body) = named_gt(g, 0)?;
-        let ws = util::skip_ws(g.as_bytes(), body);
+    let body = |g: &str, head: usize| {
+        let ws = util::skip_ws(g.as_bytes(), head);
         if g.as_bytes().get(ws) != Some(&b'{') {
-            return Some(body);
+            return head;
         }
         let mut it = serde_json::Deserializer::from_str(&g[ws..]).into_iter::<serde_json::Value>();
-        Some(match it.next() {
+        match it.next() {
             Some(Ok(_)) => ws + it.byte_offset(),
             _ => g.trim_end().len(),
-        })
+        }
     };
-    let (start, end, f) = util::stray_call(text, gap, (&[tag.close], after_call), closed, bare)?;
-    let own = &text[start..end];
-    let name = named_gt(own, 0).map(|(n, _)| n);
-    Some(util::candidate(
-        MODE,
-        Span::new(start, end),
-        own,
-        name,
-        Err(f),
-        Vec::new(),
-    ))
-}
-
-/// A tag's `name` attribute and its `>` at `i` in `g` (`name="g">`, at
-/// `g`'s start or after whitespace), without the opener: the name and
-/// where the `>` ends. Reads only up to the attribute's closing quote.
-fn named_gt(g: &str, i: usize) -> Option<(String, usize)> {
-    let b = g.as_bytes();
-    if !g[i..].starts_with("name") || (i > 0 && !b[i - 1].is_ascii_whitespace()) {
-        return None;
-    }
-    let j = util::skip_ws(b, i + 4);
-    (b.get(j) == Some(&b'=')).then_some(())?;
-    let j = util::skip_ws(b, j + 1);
-    let q = *b.get(j).filter(|q| matches!(**q, b'"' | b'\''))?;
-    let len = memchr::memchr(q, &b[j + 1..]).filter(|&n| n > 0)?;
-    let k = util::skip_ws(b, j + 2 + len);
-    (b.get(k) == Some(&b'>')).then(|| (g[j + 1..j + 1 + len].to_string(), k + 1))
+    util::stray_tag_call(MODE, text, gap, (&[tag.close], after_call), "name", body)
 }
 
 /// The next real `<tool` opener at or after `from`.
@@ -356,13 +319,7 @@ mod tests {
             (format!(r#"{f} name='g'></tool>"#), 1),
             (format!(r#"name="g">{{"b": 2}}</tool>{f}"#), 0),
         ] {
-            let c = strict(&TAG, &out);
-            assert_eq!(c.len(), 2, "{out}");
-            assert_eq!(c[1 - stray].call().unwrap().name, "f", "{out}");
-            assert_eq!(c[stray].name.as_deref(), Some("g"), "{out}");
-            let fl = c[stray].failure().unwrap();
-            assert_eq!(fl.kind, FailureKind::Malformed, "{out}");
-            assert!(fl.message.contains("without its opener"), "{}", fl.message);
+            assert_stray(&strict(&TAG, &out), stray, ("f", Some("g")), &out);
         }
         // Prose before a stray closer, or naming an attribute, stays text.
         for out in [

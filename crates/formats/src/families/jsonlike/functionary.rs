@@ -81,7 +81,16 @@ fn scan(f: &Functionary, text: &str, strictness: Strictness) -> Vec<Candidate> {
     // The v3.2 segment the generation prompt opened: the start of the output.
     let mut next = Some((1, 0usize, 0usize));
     let mut pos = 0;
+    // Where the text after the last call starts (`None`: no call yet).
+    let mut after: Option<usize> = None;
     while let Some((kind, at, name_start)) = next {
+        let before = out.total();
+        if kind == 0 {
+            let from = after.unwrap_or(0);
+            if let Some(c) = stray_call(f.close, text, (from, Some(at)), after.is_some()) {
+                out.push(c);
+            }
+        }
         let end = if kind == 0 {
             v31(
                 f.close,
@@ -95,6 +104,9 @@ fn scan(f: &Functionary, text: &str, strictness: Strictness) -> Vec<Candidate> {
             v32(text, at, name_start, strictness, &mut out)
         };
         pos = end.max(name_start).max(pos);
+        if out.total() > before {
+            after = Some(pos);
+        }
         next = find.next(pos).map(|(k, at)| {
             let skip = if k == 0 {
                 f.open.len()
@@ -104,7 +116,63 @@ fn scan(f: &Functionary, text: &str, strictness: Strictness) -> Vec<Candidate> {
             (k, at, at + skip)
         });
     }
+    if let Some(from) = after
+        && let Some(c) = stray_call(f.close, text, (from, None), true)
+    {
+        out.push(c);
+    }
     out.into_vec()
+}
+
+/// A v3.1 call without its `<function=` opener after a call, or before the
+/// first `<function=` block (in `text[from..to]`, up to that block), a
+/// broken call ([`util::stray_call`], the rule hermes, gemma, `tag` and the
+/// invoke rows share): its own text is a function name, `>` and the
+/// arguments object. Closed by `</function>`
+/// (`<function=f>{…}</function>g>{…}</function>`, and the same before the
+/// first block), the text before the closer ending with `}` and holding a
+/// name glued to `>{` (at the gap's start or after whitespace or `>`);
+/// after a call with no closer at all, the gap starting with that name and
+/// `>{`, up to the object's end. Other text before a stray closer, and a
+/// name alone, stay text.
+fn stray_call(
+    close: &str,
+    text: &str,
+    gap: (usize, Option<usize>),
+    after_call: bool,
+) -> Option<Candidate> {
+    let head = |g: &str| util::name_gt_head(g, |body| body.starts_with('{'));
+    let closed = |g: &str| {
+        g.trim_end()
+            .ends_with('}')
+            .then(|| head(g))
+            .flatten()
+            .map(|(s, _)| s)
+    };
+    let bare = |g: &str| {
+        let (0, gt) = head(g)? else { return None };
+        let args = util::skip_ws(g.as_bytes(), gt + 1);
+        let mut it =
+            serde_json::Deserializer::from_str(&g[args..]).into_iter::<serde_json::Value>();
+        Some(match it.next() {
+            Some(Ok(_)) => args + it.byte_offset(),
+            _ => g.trim_end().len(),
+        })
+    };
+    let (start, end, fail) = util::stray_call(text, gap, (&[close], after_call), closed, bare)?;
+    let own = &text[start..end];
+    let name = own
+        .find('>')
+        .map(|gt| own[..gt].to_string())
+        .filter(|n| !n.is_empty());
+    Some(util::candidate(
+        MODE,
+        Span::new(start, end),
+        own,
+        name,
+        Err(fail),
+        Vec::new(),
+    ))
 }
 
 /// `<function=NAME>{…}</function>`; returns where scanning goes on. `tags`
@@ -268,6 +336,32 @@ mod tests {
     use super::*;
     use crate::format::functionary::FUNCTIONARY;
     use toolgate_core::FailureKind;
+
+    #[test]
+    fn a_v31_call_without_its_opener_beside_a_call_is_malformed() {
+        // s47-stray: `f` ran and `g` was dropped as text.
+        use crate::irregular::testkit::assert_stray;
+        let f = r#"<function=f>{"a": 1}</function>"#;
+        for (out, stray) in [
+            (format!(r#"{f}g>{{"b": 2}}</function>"#), 1),
+            (format!("{f}\ng>{{\"b\": 2}}\nDone."), 1),
+            (format!(r#"Sure. g>{{"b": 2}}</function>{f}"#), 0),
+            ("f\n{\"a\": 1}\ng>{}".to_string(), 1),
+        ] {
+            assert_stray(&strict(&FUNCTIONARY, &out), stray, ("f", Some("g")), &out);
+        }
+        // Prose, a name alone, and prose before a stray closer stay text.
+        for out in [
+            format!("Use </function> to close.\n{f}"),
+            format!("{f}\ng\nDone."),
+            format!("{f} a -> b {{x}}"),
+            format!("{f} if a > {{b}} then.</function>"),
+        ] {
+            let c = strict(&FUNCTIONARY, &out);
+            assert_eq!(c.len(), 1, "{out}: {c:#?}");
+            assert!(c[0].call().is_some(), "{out}");
+        }
+    }
 
     #[test]
     fn v31_one_and_parallel() {

@@ -1217,12 +1217,7 @@ mod tests {
             ),
         ] {
             let c = strict(&**e, &out);
-            assert_eq!(c.len(), 2, "{out}");
-            assert_eq!(c[1 - stray].call().unwrap().name, "f", "{out}");
-            assert_eq!(c[stray].name.as_deref(), Some("g"), "{out}");
-            let fl = c[stray].failure().unwrap();
-            assert_eq!(fl.kind, FailureKind::Malformed, "{out}");
-            assert!(fl.message.contains("without its opener"), "{}", fl.message);
+            crate::irregular::testkit::assert_stray(&c, stray, ("f", Some("g")), &out);
         }
         // Prose before a stray closer, and data after a block, stay text.
         for out in [

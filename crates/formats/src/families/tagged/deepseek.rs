@@ -227,40 +227,37 @@ mod tests {
         const F: &str = "<｜tool▁call▁begin｜>f<｜tool▁sep｜>{\"a\": 1}<｜tool▁call▁end｜>";
         const F3: &str = "<｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n{\"a\": 1}\n```<｜tool▁call▁end｜>";
         const E: &str = "<｜tool▁calls▁end｜>";
-        for (out, stray) in [
+        for (out, stray, name) in [
             (
                 format!("{S}{F}g<｜tool▁sep｜>{{}}<｜tool▁call▁end｜>{E}"),
                 1,
+                Some("g"),
             ),
             (
                 format!(
                     "{S}{F3}\nfunction<｜tool▁sep｜>g\n```json\n{{}}\n```<｜tool▁call▁end｜>{E}"
                 ),
                 1,
+                // V3's header is `function`; the name is in the arguments' text.
+                None,
             ),
-            (format!("{S}{F}{{\"b\": 2}}<｜tool▁call▁end｜>{E}"), 1),
+            (format!("{S}{F}{{\"b\": 2}}<｜tool▁call▁end｜>{E}"), 1, None),
             (
                 format!("{S}{F3}\n```json\n{{\"b\": 2}}\n```<｜tool▁call▁end｜>{E}"),
                 1,
+                None,
             ),
             (
                 format!("{S}g<｜tool▁sep｜>{{}}<｜tool▁call▁end｜>{F}{E}"),
                 0,
+                Some("g"),
             ),
-            (format!("{S}{{\"b\": 2}}<｜tool▁call▁end｜>{F}{E}"), 0),
-            (format!("{S}{F}{{\"b\": 2}}{E}"), 1),
-            (format!("{S}{F}\n{{\"b\": 2}}"), 1),
+            (format!("{S}{{\"b\": 2}}<｜tool▁call▁end｜>{F}{E}"), 0, None),
+            (format!("{S}{F}{{\"b\": 2}}{E}"), 1, None),
+            (format!("{S}{F}\n{{\"b\": 2}}"), 1, None),
         ] {
             let found = run(&out, Strictness::Strict);
-            assert_eq!(found.len(), 2, "{out}");
-            assert_eq!(found[1 - stray].call().unwrap().name, "f", "{out}");
-            let f = found[stray].failure().unwrap();
-            assert_eq!(f.kind, toolgate_core::FailureKind::Malformed, "{out}");
-            assert!(
-                f.message.contains("without the call opener"),
-                "{}",
-                f.message
-            );
+            crate::irregular::testkit::assert_stray(&found, stray, ("f", name), &out);
         }
         // Before the section, a bare object or a separator is content.
         let out = format!("Prose {{}}<｜tool▁call▁end｜> and g<｜tool▁sep｜> {S}{F}{E}");

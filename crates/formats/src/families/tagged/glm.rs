@@ -58,8 +58,8 @@
 use super::common::{Next, broken_call, is_cut_token, malformed, truncated};
 use super::params::{Markup, Param, Read, Stop, Tags, failed, params, unexpected};
 use crate::input::{Input, Strictness};
-use crate::util::skip_ws;
-use toolgate_core::Candidate;
+use crate::util::{self, skip_ws};
+use toolgate_core::{Candidate, Span};
 
 /// One family's spelling of the key/value shape: the same engine reads GLM,
 /// Hunyuan (`<tool_sep>` after the name) and LongCat's XML arguments.
@@ -102,6 +102,8 @@ pub(crate) fn scan(
     let mut blocks = t.block.map(|(o, c)| Inside::new(text, o, c));
     let mut out = crate::cap::Found::new();
     let mut pos = 0;
+    // Where the text after the last call starts (`None`: no call yet).
+    let mut after: Option<usize> = None;
     while let Some(at) = f.tags.open.from(pos) {
         let in_block = blocks.as_mut().is_some_and(|b| b.at(at));
         if t.block.is_some() && t.sep.is_none() && !in_block {
@@ -111,13 +113,76 @@ pub(crate) fn scan(
         }
         match call(text, at, in_block, &mut f, input, strictness) {
             Some((cand, end)) => {
+                let from = after.unwrap_or(0);
+                if from <= at
+                    && let Some(stray) = stray_call(text, (from, Some(at)), t, after.is_some())
+                {
+                    out.push(stray);
+                }
                 out.push(cand);
                 pos = end.max(at + 1);
+                after = Some(end);
             }
             None => pos = at + t.open.len(),
         }
     }
+    if let Some(from) = after
+        && let Some(stray) = stray_call(text, (from, None), t, true)
+    {
+        out.push(stray);
+    }
     out.into_vec()
+}
+
+/// A call without its opener after a call or before the first one (in
+/// `text[from..to]`, up to the next call), a broken call
+/// ([`util::stray_call`], the rule hermes, gemma, `tag` and the invoke rows
+/// share): its own text is a function name, then the separator (Hunyuan's
+/// `<tool_sep>`) or else the key tag, then its parameters. Closed by the
+/// call closer (`<tool_call>f…</tool_call>g<arg_key>…</arg_value></tool_call>`,
+/// and the same before the first call), the text before the closer ending
+/// with a value's closer (or the separator: no arguments); after a call
+/// with no closer at all, the gap starting with the name and that tag. A
+/// name alone is not looked for (`</tool_call>\nDone` is prose); nor is
+/// other text before a stray closer.
+fn stray_call(
+    text: &str,
+    gap: (usize, Option<usize>),
+    t: &Tokens<'_>,
+    after_call: bool,
+) -> Option<Candidate> {
+    let marker = t.sep.unwrap_or(t.key);
+    // The name right before the first marker of `g`: where it starts.
+    let head = |g: &str| {
+        let m = g.find(marker)?;
+        let before = g[..m].trim_end();
+        let start = before
+            .rfind(|c: char| c.is_whitespace() || c == '>')
+            .map_or(0, |i| i + 1);
+        is_function_name(&before[start..]).then_some(start)
+    };
+    let closed = |g: &str| {
+        let end = g.trim_end();
+        if !(end.ends_with(t.value_end) || end.ends_with(marker)) {
+            return None;
+        }
+        head(g)
+    };
+    let bare = |g: &str| (head(g)? == 0).then(|| g.trim_end().len());
+    let (start, end, f) = util::stray_call(text, gap, (&[t.close], after_call), closed, bare)?;
+    let own = &text[start..end];
+    let name = own
+        .find(marker)
+        .map(|m| own[..m].trim().to_string())
+        .filter(|n| !n.is_empty());
+    Some(util::candidate(
+        t.mode,
+        Span::new(start, end),
+        own,
+        name,
+        Err(f),
+        Vec::new(),
+    ))
 }
 
 /// Whether positions (asked in increasing order) are inside a section
@@ -428,6 +493,47 @@ mod tests {
         let mut input = Input::new(out);
         input.param_types = pt;
         crate::format::glm::GLM.extract(&input, s)
+    }
+
+    #[test]
+    fn a_call_without_its_opener_beside_a_call_is_malformed() {
+        // s47-stray: `f` ran and `g` was dropped as text.
+        use crate::irregular::testkit::assert_stray;
+        let f = "<tool_call>f\n<arg_key>a</arg_key>\n<arg_value>1</arg_value>\n</tool_call>";
+        let g = "g\n<arg_key>b</arg_key>\n<arg_value>2</arg_value>\n";
+        for (out, stray) in [
+            (format!("{f}{g}</tool_call>"), 1),
+            (format!("{f}\n{g}"), 1),
+            (format!("Sure.\n{g}</tool_call>{f}"), 0),
+        ] {
+            assert_stray(
+                &run(&out, None, Strictness::Strict),
+                stray,
+                ("f", Some("g")),
+                &out,
+            );
+        }
+        // Hunyuan: its separator marks the name.
+        let h = crate::format::hunyuan::HUNYUAN;
+        let hf = "<tool_calls><tool_call>f<tool_sep><arg_key>a</arg_key><arg_value>1</arg_value></tool_call>";
+        let out = format!("{hf}g<tool_sep></tool_calls>");
+        assert_stray(
+            &h.extract(&Input::new(&out), Strictness::Strict),
+            1,
+            ("f", Some("g")),
+            &out,
+        );
+        // A name alone, prose, and prose before a stray closer stay text.
+        for out in [
+            format!("{f}\nDone"),
+            format!("{f}\nDone. Use <arg_key> tags next time."),
+            format!("Use </tool_call> to close.\n{f}"),
+            format!("{f} I set <arg_value>1</arg_value> as told.</tool_call>"),
+        ] {
+            let c = run(&out, None, Strictness::Strict);
+            assert_eq!(c.len(), 1, "{out}: {c:#?}");
+            assert!(c[0].call().is_some(), "{out}");
+        }
     }
 
     #[test]

@@ -246,7 +246,15 @@ fn region(
         let at = f.tags.open.from(pos).filter(|a| *a < to);
         let bare = f.bare.0.from(pos).filter(|b| *b < to);
         let gap_end = [at, bare].into_iter().flatten().min().unwrap_or(to);
-        if in_block && let Some(stray) = stray_param(text, (pos, gap_end), f.syntax) {
+        let stray = if in_block {
+            stray_param(text, (pos, gap_end), f.syntax)
+        } else if pos > from || at.or(bare).is_some() {
+            // No call block: after an invoke, or before the first one.
+            stray_invoke(text, (pos, gap_end), f.syntax, pos > from)
+        } else {
+            None
+        };
+        if let Some(stray) = stray {
             out.push(stray);
         }
         let (start, (cand, end)) = match (at, bare) {
@@ -313,6 +321,32 @@ fn stray_param(text: &str, (from, to): (usize, usize), syntax: &Syntax<'_>) -> O
         )),
         _ => None,
     }
+}
+
+/// An invoke without its opener in a row without a call block (DSML,
+/// Step-3, MiniCPM5), in the gap `text[from..to]` after an invoke or before
+/// the first one ([`util::stray_call`], `tag`'s rule, as these invokes are
+/// tags found anywhere in the output): closed by the invoke closer, the
+/// call's own text starting at its name attribute
+/// (`…</invoke>name="g">…</invoke>`, and the same before the first invoke;
+/// [`util::closed_named`]), or, after an invoke with no closer at all, the
+/// gap starting with that attribute and its `>` (`…</invoke>name="g">…`).
+/// Other text between invokes (prose, a `<parameter` named in it) stays
+/// text: with no block there is no call region to hold it.
+fn stray_invoke(
+    text: &str,
+    gap: (usize, usize),
+    syntax: &Syntax<'_>,
+    after_call: bool,
+) -> Option<Candidate> {
+    util::stray_tag_call(
+        syntax.mode,
+        text,
+        (gap.0, Some(gap.1)),
+        (&[syntax.invoke_end], after_call),
+        syntax.name_attr,
+        |g, _| g.trim_end().len(),
+    )
 }
 
 /// An invoke opener closed at once (`<invoke>`): the family's own call
@@ -711,6 +745,49 @@ mod tests {
         let c = m2.extract(&Input::new(out), Strictness::Strict);
         assert_eq!(c.len(), 2);
         assert!(c.iter().all(|c| c.call().is_some()));
+    }
+
+    #[test]
+    fn an_invoke_without_its_opener_beside_an_invoke_without_a_block_is_malformed() {
+        // s47-stray: rows without a call block (DSML, Step-3, MiniCPM5):
+        // `f` ran and `g` was dropped as text.
+        use crate::irregular::testkit::assert_stray;
+        let m = crate::format::minicpm5::MINICPM5;
+        let f = r#"<function name="f"><param name="a">1</param></function>"#;
+        for (out, stray) in [
+            (
+                format!(r#"{f}name="g"><param name="b">2</param></function>"#),
+                1,
+            ),
+            (
+                format!("{f}\nname=\"g\"><param name=\"b\">2</param>\nDone."),
+                1,
+            ),
+            (format!("{f} name='g'>"), 1),
+            (format!(r#"Sure: name="g"></function>{f}"#), 0),
+        ] {
+            let c = m.extract(&Input::new(&out), Strictness::Strict);
+            assert_stray(&c, stray, ("f", Some("g")), &out);
+        }
+        // Prose before a stray closer, text after an invoke, a parameter
+        // tag named in prose, and text with no invoke at all stay text.
+        for (out, n) in [
+            (format!("Use </function> to close.\n{f}"), 1),
+            (
+                format!(r#"{f} The name="x"> attribute</function> is fine"#),
+                1,
+            ),
+            (format!(r#"{f} then <param name="b">2</param> later"#), 1),
+            (format!("{f} done, the name is set."), 1),
+            (
+                r#"name="g"><param name="b">2</param></function>"#.to_string(),
+                0,
+            ),
+        ] {
+            let c = m.extract(&Input::new(&out), Strictness::Strict);
+            assert_eq!(c.len(), n, "{out}: {c:#?}");
+            assert!(c.iter().all(|c| c.call().is_some()), "{out}");
+        }
     }
 
     #[test]

@@ -183,7 +183,7 @@ pub(super) fn stray_call(
     if let Some(sep) = args.from(from).filter(|&a| a < to) {
         let (_, end) = ends.stop(text, sep + sep_token.len());
         let name = name(text[start..sep].trim());
-        let what = format!("call arguments without the call opener `{call}`");
+        let what = format!("call arguments without its opener `{call}`");
         return Some(broken_call(mode, text, (start, end), name, (sep, what)));
     }
     if !has_section {
@@ -199,7 +199,7 @@ pub(super) fn stray_call(
     if !arguments {
         return None;
     }
-    let what = format!("call arguments without the call opener `{call}` and header");
+    let what = format!("call arguments without its opener `{call}` and header");
     Some(broken_call(mode, text, (start, end), None, (start, what)))
 }
 

@@ -125,6 +125,11 @@ pub(crate) fn scan(
             pos = at + x.function.len();
             continue;
         }
+        if x.bare
+            && let Some(c) = stray_call(text, (pos, Some(at)), x, out.total() > 0)
+        {
+            out.push(c);
+        }
         let (mut cand, fn_end) = call(text, at, &mut f, input, strictness);
         let start = wrapper_before(text, pos, at, x.wrappers);
         let end = wrapper_after(text, fn_end, x.wrappers);
@@ -175,6 +180,12 @@ pub(crate) fn scan(
         out.push(cand);
         pos = end.max(at + 1);
     }
+    if x.bare
+        && out.total() > 0
+        && let Some(c) = stray_call(text, (pos, None), x, true)
+    {
+        out.push(c);
+    }
     // A wrapper opened at the very end, before any `<function=`: cut off.
     let tail = &text[pos..];
     let cut = opener_cut_at_end(tail, x.wrappers, x.function);
@@ -197,6 +208,52 @@ pub(crate) fn scan(
         ));
     }
     out.into_vec()
+}
+
+/// A function block without its `<function=` opener after a call or before
+/// the first one (in `text[from..to]`, up to the next block), in the rows
+/// that read bare blocks (Qwen3-Coder): a broken call
+/// ([`util::stray_call`], the rule hermes, gemma, `tag`, functionary and the
+/// invoke rows share). Its own text is the name glued to `>`, then a
+/// `<parameter=` or the block's closer ([`util::name_gt_head`]): closed by
+/// `</function>` (`…</function>g>\n<parameter=b>…</function>`, and the
+/// same before the first block), or after a call with no closer at all,
+/// the gap starting with it. A bare `<function=f>…</function>` output was
+/// read with `g` dropped as text (vLLM's `qwen3_coder` regex takes only
+/// `<function=…` blocks, so it drops it too; the call beside it would run
+/// alone). Inside a wrapper the text after or before a block is already
+/// `malformed` (issue 22); a name alone stays text.
+fn stray_call(
+    text: &str,
+    gap: (usize, Option<usize>),
+    x: &FunctionXml<'_>,
+    after_call: bool,
+) -> Option<Candidate> {
+    let head = |g: &str| {
+        util::name_gt_head(g, |body| {
+            body.starts_with(x.param) || body.starts_with(x.function_end)
+        })
+    };
+    let closed = |g: &str| {
+        let end = g.trim_end();
+        (end.ends_with(x.param_end) || end.ends_with('>'))
+            .then(|| head(g))
+            .flatten()
+            .map(|(start, _)| start)
+    };
+    let bare = |g: &str| matches!(head(g), Some((0, _))).then(|| g.trim_end().len());
+    let (start, end, f) =
+        util::stray_call(text, gap, (&[x.function_end], after_call), closed, bare)?;
+    let own = &text[start..end];
+    let name = own.find('>').map(|gt| own[..gt].to_string());
+    Some(util::candidate(
+        x.mode,
+        Span::new(start, end),
+        own,
+        name,
+        Err(f),
+        Vec::new(),
+    ))
 }
 
 /// The first function opener in `text[from..to]` inside a wrapper that is
@@ -579,6 +636,35 @@ mod tests {
         let mut input = Input::new(out);
         input.param_types = pt;
         QWEN_XML.extract(&input, s)
+    }
+
+    #[test]
+    fn a_bare_block_without_its_opener_beside_a_call_is_malformed() {
+        // s47-stray: in an output without the wrapper (vLLM reads bare
+        // blocks there), `f` ran and `g` was dropped as text.
+        use crate::irregular::testkit::assert_stray;
+        let f = "<function=f>\n<parameter=a>\n1\n</parameter>\n</function>";
+        let g = "g>\n<parameter=b>\n2\n</parameter>\n";
+        for (out, stray) in [
+            (format!("{f}\n{g}</function>"), 1),
+            (format!("{f}\n{g}"), 1),
+            (format!("{f}\ng>\n</function>"), 1),
+            (format!("Sure.\n{g}</function>\n{f}"), 0),
+            (format!("<tool_call>\n{f}\n</tool_call>\n{g}</function>"), 1),
+        ] {
+            let c = run(&out, None, Strictness::Strict);
+            assert_stray(&c, stray, ("f", Some("g")), &out);
+        }
+        // Prose, a name alone, and prose before a stray closer stay text.
+        for out in [
+            format!("Use </function> to close.\n{f}"),
+            format!("{f}\ng>\nDone."),
+            format!("{f}\nThe <parameter=x> tag is fine."),
+        ] {
+            let c = run(&out, None, Strictness::Strict);
+            assert_eq!(c.len(), 1, "{out}: {c:#?}");
+            assert!(c[0].call().is_some(), "{out}");
+        }
     }
 
     #[test]

@@ -91,6 +91,16 @@ fn scan_spelling(
     let mut close = Next::new(text, s.close);
     let mut out = crate::cap::Found::new();
     let mut pos = 0;
+    // Where the text after the last call starts (`None`: no call yet).
+    let mut after: Option<usize> = None;
+    // A call without its opener after a call or before the first one, up
+    // to the next call (`tag`'s rule, `util::stray_tag_call`): its `name`
+    // attribute and `>`, then its arguments.
+    let stray = |from: usize, to: Option<usize>, after_call: bool| {
+        let gap = (from, to);
+        let whole = |g: &str, _| g.trim_end().len();
+        util::stray_tag_call(mode, text, gap, (&[s.close], after_call), "name", whole)
+    };
     while let Some(at) = open.from(pos) {
         let tag_start = at + s.open.len();
         // `<tool_call` must be followed by an attribute.
@@ -98,10 +108,20 @@ fn scan_spelling(
             pos = tag_start;
             continue;
         }
+        let from = after.unwrap_or(0);
+        if let Some(c) = stray(from, Some(at), after.is_some()) {
+            out.push(c);
+        }
         let region_end = close.from(tag_start);
         let (cand, end) = call(text, (mode, at, tag_start), region_end, s, input, lenient);
         out.push(cand);
         pos = end.max(at + 1);
+        after = Some(end);
+    }
+    if let Some(from) = after
+        && let Some(c) = stray(from, None, true)
+    {
+        out.push(c);
     }
     out.into_vec()
 }
@@ -294,6 +314,33 @@ mod tests {
 
     fn run(out: &str, pt: Option<&ParamTypes>) -> Vec<Candidate> {
         super::super::testutil::typed(&crate::format::xml_call::XML_CALL, out, pt)
+    }
+
+    #[test]
+    fn a_call_without_its_opener_beside_a_call_is_malformed() {
+        // s47-stray: `tag`'s rule; `f` ran and `g` was dropped as text.
+        use crate::irregular::testkit::assert_stray;
+        let f = r#"<tool_call name="f"><args><a>1</a></args></tool_call>"#;
+        for (out, stray) in [
+            (
+                format!(r#"{f}name="g"><args><b>2</b></args></tool_call>"#),
+                1,
+            ),
+            (format!("{f}\nname=\"g\"><args><b>2</b></args>"), 1),
+            (format!(r#"name="g"><args/></tool_call>{f}"#), 0),
+        ] {
+            assert_stray(&run(&out, None), stray, ("f", Some("g")), &out);
+        }
+        // Prose, and hermes's block before a call, stay text.
+        for out in [
+            format!("Use </tool_call> to close.\n{f}"),
+            format!(r#"<tool_call>{{"name": "h", "arguments": {{}}}}</tool_call>{f}"#),
+            format!("{f} done, the name is set."),
+        ] {
+            let c = run(&out, None);
+            assert_eq!(c.len(), 1, "{out}: {c:#?}");
+            assert!(c[0].call().is_some(), "{out}");
+        }
     }
 
     fn int(tool: &str, param: &str) -> ParamTypes {
