@@ -816,3 +816,22 @@ def test_the_plugin_is_built_and_judges_for_a_model_that_is_not_harmony(vllm):
         from vllm.parser.abstract_parser import make_parser
 
         make_parser(cls, is_harmony=True)(Tokenizer(), request.tools)
+
+
+def test_the_tokenizer_is_read_once_per_tokenizer(vllm):
+    # vLLM builds a parser per request with the server's one tokenizer;
+    # `get_vocab` builds the whole vocabulary, so it is read once.
+    class Counting(QwenTokenizer):
+        reads = 0
+
+        def get_vocab(self):
+            Counting.reads += 1
+            return super().get_vocab()
+
+    cls = vllm.get_tool_parser("toolgate_hermes")
+    tokenizer = Counting()
+    for _ in range(3):
+        cls(tokenizer)
+    assert Counting.reads == 1
+    cls(Counting())
+    assert Counting.reads == 2

@@ -139,6 +139,7 @@ from __future__ import annotations
 import importlib
 import json
 import logging
+import weakref
 from typing import Any, Optional, Sequence
 
 import toolgate
@@ -207,13 +208,35 @@ def _harmony_model(tokenizer: Any) -> Optional[str]:
     (and the request's tools). gpt-oss's tokenizer is read instead: its
     vocabulary holds every one of harmony's structural tokens
     (`_HARMONY_TOKENS`) as a token of its own, or its chat template writes
-    ``<|call|>`` after a ``<|channel|>``. Either refuses, whatever the model's
+    ``<|channel|>`` and ``<|call|>``. Either refuses, whatever the model's
     type: a harmony-format model vLLM reads as text (any other type) is
     refused too (loudly, and the proxy serves it). A tokenizer without a
     vocabulary or template to read (no ``get_added_vocab``/``get_vocab``,
-    or one that fails) is not taken for harmony."""
+    or one that fails) is not taken for harmony.
+
+    vLLM builds a parser per request with the server's one tokenizer, and
+    ``get_vocab`` builds the whole vocabulary: the answer is kept per
+    tokenizer object (`_HARMONY_SEEN`)."""
     if tokenizer is None:
         return None
+    try:
+        return _HARMONY_SEEN[tokenizer]
+    except (KeyError, TypeError):  # not seen, or not weakly referable/hashable
+        pass
+    why = _read_harmony(tokenizer)
+    try:
+        _HARMONY_SEEN[tokenizer] = why
+    except TypeError:  # not weakly referable or not hashable: read every time
+        pass
+    return why
+
+
+# `_harmony_model`'s answers, per tokenizer object.
+_HARMONY_SEEN: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _read_harmony(tokenizer: Any) -> Optional[str]:
+    """`_harmony_model` on a tokenizer not seen before."""
     for method in ("get_added_vocab", "get_vocab"):
         try:
             vocab = getattr(tokenizer, method)()
