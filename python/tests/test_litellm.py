@@ -859,3 +859,92 @@ def test_a_reason_quoting_the_models_text_is_logged_without_its_escapes(caplog):
     assert "reject label=wrong_tool gate=allowlist" in message
     assert "\x1b" not in message and "\x07" not in message and "\n" not in message
     assert "x\\x1b]0;pwned\\x07\\nforged" in message
+
+
+class HermesGuardrail(ToolgateGuardrail):
+    """A subclass as a config names one: a profile set, nothing else."""
+
+    def __init__(self, **kwargs):
+        super().__init__("hermes", **kwargs)
+
+
+RM_RF_STREAM = [
+    chunk("Deleting. ", role="assistant"),
+    chunk(tool_calls=[{"index": 0, "id": "c", "type": "function",
+                       "function": {"name": "rm_rf", "arguments": '{"path": "/"}'}}]),
+    chunk(finish="tool_calls"),
+]
+
+
+def test_a_subclass_of_the_guardrail_keeps_its_streaming_hook_where_litellm_looks():
+    # Regression (fail open): LiteLLM 1.110.2 wraps a stream with a
+    # callback's `async_post_call_streaming_iterator_hook` only when
+    # `type(callback).__dict__` has it (`ProxyLogging.callback_capabilities`,
+    # litellm/proxy/utils.py), not when a base class does. A subclass of the
+    # guardrail was never wrapped: its stream went out unjudged.
+    hook = "async_post_call_streaming_iterator_hook"
+    assert hook in HermesGuardrail.__dict__
+    assert HermesGuardrail.__dict__[hook] is ToolgateGuardrail.__dict__[hook]
+
+    class Deeper(HermesGuardrail):
+        pass
+
+    assert hook in Deeper.__dict__
+
+    class Own(ToolgateGuardrail):
+        async def async_post_call_streaming_iterator_hook(self, user_api_key_dict, response,
+                                                          request_data):
+            async for c in response:
+                yield c
+
+    # A subclass's own hook is its own.
+    assert Own.__dict__[hook] is not ToolgateGuardrail.__dict__[hook]
+
+    async def collect():
+        async def source():
+            for c in RM_RF_STREAM:
+                yield c
+        return [c async for c in Deeper().async_post_call_streaming_iterator_hook(
+            None, source(), DATA)]
+
+    out = asyncio.run(collect())
+    assert streamed_calls(out) == [] and finishes(out) == ["stop"]
+    assert out[-1]._hidden_params["toolgate"][0]["label"] == "wrong_tool"
+
+
+def test_litellm_s_proxy_streams_through_a_subclass_of_the_guardrail():
+    # The same through LiteLLM's own proxy code (needs the proxy's extras:
+    # fastapi and the rest; skipped without them).
+    try:
+        from litellm.caching.caching import DualCache
+        from litellm.proxy._types import UserAPIKeyAuth
+        from litellm.proxy.utils import ProxyLogging
+    except ImportError as e:
+        pytest.skip(f"litellm's proxy cannot be imported here: {e}")
+
+    async def run(guard):
+        async def source():
+            for c in RM_RF_STREAM:
+                yield c
+        saved = litellm.callbacks
+        litellm.callbacks = [guard]
+        try:
+            logging_obj = ProxyLogging(user_api_key_cache=DualCache())
+            out = [c async for c in logging_obj.async_post_call_streaming_iterator_hook(
+                user_api_key_dict=UserAPIKeyAuth(), response=source(),
+                request_data=dict(DATA))]
+            return out, logging_obj.needs_iterator_wrap()
+        finally:
+            litellm.callbacks = saved
+
+    for guard in (ToolgateGuardrail(guardrail_name="toolgate"),
+                  HermesGuardrail(guardrail_name="toolgate")):
+        name = type(guard).__name__
+        out, wrapped = asyncio.run(run(guard))
+        # Before: the subclass's stream passed as the upstream sent it, the
+        # call included.
+        assert streamed_calls(out) == [], name
+        assert streamed_text(out) == "Deleting. " and finishes(out) == ["stop"], name
+        assert out[-1]._hidden_params["toolgate"][0]["label"] == "wrong_tool", name
+        # What the proxy's SSE writer asks before it wraps the stream at all.
+        assert wrapped, name

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import logging
 import random
+import re
 import sys
 from pathlib import Path
 
@@ -707,3 +708,130 @@ def test_vllm_s_harmony_path_without_text_is_refused_with_a_toolgate_error(vllm)
     got = cls(CountingTokenizer()).extract_tool_calls(
         HARMONY_CALL + "<|call|>", request=request, token_ids=[7])
     assert got.tools_called
+
+
+class GptOssTokenizer(CountingTokenizer):
+    """gpt-oss's tokenizer as vLLM hands it to a tool parser: harmony's
+    structural tokens are added special tokens (o200k_harmony's ids) and
+    its chat template writes them."""
+
+    eos_token_id = 200002
+    ADDED = {"<|return|>": 200002, "<|constrain|>": 200003, "<|channel|>": 200005,
+             "<|start|>": 200006, "<|end|>": 200007, "<|message|>": 200008,
+             "<|call|>": 200012}
+    chat_template = ("{{- '<|start|>assistant<|channel|>commentary to=functions.' "
+                     "+ tool_call.name + '<|message|>' + tool_call.arguments + '<|call|>' }}")
+
+    def get_added_vocab(self):
+        return dict(self.ADDED)
+
+    def get_vocab(self):
+        return {"a": 64, **self.ADDED}
+
+
+class VocabOnly(Tokenizer):
+    """A harmony vocabulary read through `get_vocab` alone."""
+
+    def get_vocab(self):
+        return dict(GptOssTokenizer.ADDED)
+
+
+class TemplateOnly(Tokenizer):
+    """A tokenizer whose vocabulary cannot be read; its template writes harmony."""
+
+    chat_template = {"default": GptOssTokenizer.chat_template}
+
+    def get_added_vocab(self):
+        raise NotImplementedError
+
+    get_vocab = get_added_vocab
+
+
+class QwenTokenizer(CountingTokenizer):
+    """Another model's tokenizer: a vocabulary and a template, no harmony."""
+
+    eos_token_id = 151645
+    chat_template = "{{- '<tool_call>' + tool_call | tojson + '</tool_call>' }}"
+
+    def get_added_vocab(self):
+        return {"<|im_start|>": 151644, "<|im_end|>": 151645, "<tool_call>": 151657,
+                "</tool_call>": 151658, "<|start|>": 1, "<|message|>": 2}
+
+    get_vocab = get_added_vocab
+
+
+@pytest.mark.parametrize("parser", ["toolgate_auto", "toolgate_harmony", "toolgate_hermes"])
+def test_the_plugin_refuses_to_be_built_for_a_harmony_model(vllm, parser):
+    # Regression (fail open): vLLM serves gpt-oss through its harmony path,
+    # which builds a stream's tool calls from harmony's own parser and never
+    # calls `extract_tool_calls_streaming` (serving_chat.py's `use_harmony`
+    # branch; `HarmonyParser.parse_delta` now). The plugin was built and
+    # never asked: the calls went out unjudged while the user believed
+    # them gated. It now refuses to be built for a harmony tokenizer, by
+    # name, pointing at the proxy.
+    from toolgate import ToolgateError
+    from vllm.parser.abstract_parser import make_parser
+
+    cls = vllm.get_tool_parser(parser)
+    request = request_for({"tools": WEATHER})
+    for tokenizer, why in ((GptOssTokenizer(), "its tokenizer has harmony's"),
+                           (VocabOnly(), "its tokenizer has harmony's"),
+                           (TemplateOnly(), "its chat template writes harmony's")):
+        name = type(tokenizer).__name__
+        with pytest.raises(ToolgateError, match=r"built for a harmony model \(gpt-oss: "
+                                                + re.escape(why)) as e:
+            cls(tokenizer)
+        assert "run `toolgate proxy` in front of vLLM instead" in str(e.value), name
+        # As vLLM builds it: the tokenizer alone (up to d0ac579), with the
+        # tools (00cd9d76), inside the serving layer's parser.
+        with pytest.raises(ToolgateError, match="built for a harmony model"):
+            cls(tokenizer, request.tools)
+        with pytest.raises(ToolgateError, match="built for a harmony model"):
+            make_parser(cls)(tokenizer, request.tools)
+        # vLLM 00cd9d76 picks `HarmonyParser` for gpt-oss, which builds the
+        # tool parser first: toolgate's reason comes before vLLM's own.
+        with pytest.raises(ToolgateError, match="built for a harmony model"):
+            make_parser(cls, is_harmony=True)(tokenizer, request.tools)
+
+
+def test_the_plugin_is_built_and_judges_for_a_model_that_is_not_harmony(vllm):
+    # The other side: a vocabulary without harmony's tokens (some of them
+    # alone are not harmony), a template without `<|call|>`, a tokenizer
+    # with nothing to read (None, no vocabulary, one that fails): built,
+    # and the calls are judged as before.
+    cls = vllm.get_tool_parser("toolgate_hermes")
+    request = request_for({"tools": WEATHER})
+    call = '<tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}</tool_call>'
+    for tokenizer in (QwenTokenizer(), Tokenizer(), CountingTokenizer(),
+                      None, FailingTokenizer()):
+        got = cls(tokenizer, request.tools).extract_tool_calls(call, request)
+        assert [(c.function.name, json.loads(c.function.arguments))
+                for c in got.tool_calls] == [("get_weather", {"city": "Oslo"})], tokenizer
+        assert not cls(tokenizer).extract_tool_calls(
+            call.replace("get_weather", "rm_rf"), request).tools_called
+    # vLLM's harmony parser refuses toolgate's parser itself for a gpt-oss
+    # model whose tokenizer toolgate cannot read (its own ValueError).
+    with pytest.raises(ValueError, match="Harmony requires GptOssToolParser, got "
+                                         "ToolgateHermesToolParser"):
+        from vllm.parser.abstract_parser import make_parser
+
+        make_parser(cls, is_harmony=True)(Tokenizer(), request.tools)
+
+
+def test_the_tokenizer_is_read_once_per_tokenizer(vllm):
+    # vLLM builds a parser per request with the server's one tokenizer;
+    # `get_vocab` builds the whole vocabulary, so it is read once.
+    class Counting(QwenTokenizer):
+        reads = 0
+
+        def get_vocab(self):
+            Counting.reads += 1
+            return super().get_vocab()
+
+    cls = vllm.get_tool_parser("toolgate_hermes")
+    tokenizer = Counting()
+    for _ in range(3):
+        cls(tokenizer)
+    assert Counting.reads == 1
+    cls(Counting())
+    assert Counting.reads == 2

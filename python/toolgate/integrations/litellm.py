@@ -7,7 +7,11 @@ response before it is returned, and ``async_post_call_streaming_iterator_hook``
 every streamed one — every request's, without ``default_on``, whether or
 not the request names the guardrail in its metadata, and no metadata turns
 it off (``disable_global_guardrails``, ``opted_out_global_guardrails``):
-``should_run_guardrail`` is always true for ``post_call``. With the SDK, call
+``should_run_guardrail`` is always true for ``post_call``. A subclass (to
+set ``profile``, say) streams through the guardrail too: LiteLLM wraps a
+stream only with an ``async_post_call_streaming_iterator_hook`` the
+callback's own class defines (``ProxyLogging.callback_capabilities``,
+1.110.2), so every subclass gets the hook in its own class. With the SDK, call
 ``ToolgateGuardrail().judge(response, tools, model)`` on what
 ``litellm.completion`` returns (success callbacks run after the response
 is returned, too late to change it). The allowlist is the request's
@@ -485,6 +489,24 @@ class ToolgateGuardrail(_Base):
         except TypeError:  # a CustomLogger without guardrail arguments
             super().__init__()
         self.profile = profile
+
+    # The hooks LiteLLM only calls when the callback's own class defines
+    # them (`_LEAF_HOOKS`); `__init_subclass__` keeps them there.
+    _LEAF_HOOKS = ("async_post_call_streaming_iterator_hook",)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """A subclass (to set a profile, a name) gets the streaming hook in
+        its own class dict. LiteLLM (1.110.2, ``ProxyLogging.
+        callback_capabilities``) wraps a stream with a callback's
+        ``async_post_call_streaming_iterator_hook`` only when
+        ``type(callback).__dict__`` has it, not its bases: a subclass that
+        inherited it was never wrapped, its stream went out unjudged, and
+        the success hook ran on the assembled response after it was sent.
+        A subclass's own hook is kept."""
+        super().__init_subclass__(**kwargs)
+        for name in ToolgateGuardrail._LEAF_HOOKS:
+            if name not in cls.__dict__:
+                setattr(cls, name, getattr(cls, name))
 
     def should_run_guardrail(self, data: Any, event_type: Any) -> Any:
         """The post-call hooks run on every response, whatever the request

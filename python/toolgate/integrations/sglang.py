@@ -41,6 +41,14 @@ such a choice beside its calls: refuse calls under ``length`` in the client,
 or run toolgate's proxy in front of SGLang (without a tool-call parser),
 which sees the finish reason.
 
+gpt-oss's output reaches the detector as any other model's (unlike
+vLLM's harmony path): at 00828e5 ``is_gpt_oss`` only keeps special tokens in
+the text and checks the reasoning effort; whole outputs go through
+``_process_tool_calls`` → ``parse_non_stream``, streams through
+``_process_tool_call_stream`` → ``parse_stream_chunk`` and, on a finish that
+is not ``abort``, ``parse_stream_end`` (an aborted stream sends nothing
+held).
+
 ``tool_choice`` ``required`` or a named tool never reaches the detector:
 SGLang constrains such an output to a JSON list of calls
 (``get_structure_constraint`` → ``json_schema``) and reads it with its own

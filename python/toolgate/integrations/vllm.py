@@ -44,10 +44,34 @@ than the tokenizer's own, or the reasoning ``--reasoning-parser`` removes
 before the parser is called make it smaller, and such a cut passes as
 complete; the context length, when the request sets no limit or one
 larger than the context leaves (vLLM lowers it), is not seen either. Set
-``max_tokens``. (vLLM serves gpt-oss itself through its harmony path,
-which calls ``extract_tool_calls("", request=..., token_ids=...)``, text
-withheld: the plugin refuses that call with a ``ToolgateError`` — the
-request fails, no call is released.)
+``max_tokens``.
+
+**gpt-oss (harmony) is refused.** vLLM serves a model whose
+``hf_config.model_type`` is ``gpt_oss`` through its harmony path, which
+builds tool calls from harmony's own parser (``openai_harmony``'s
+``StreamableParser``) and never asks a tool parser about a *streamed*
+output: ``chat_completion_stream_generator``'s ``use_harmony`` branch in
+``vllm/entrypoints/openai/serving_chat.py`` (99c5632f; later
+``extract_harmony_streaming_delta``), then ``HarmonyParser.parse_delta``
+(``vllm/parser/harmony.py``, which ``ParserManager.get_parser(...,
+is_harmony=...)`` returns for gpt-oss at 00cd9d76; its ``parse`` does the
+same for a whole output). A plugin that is built and never asked would let
+calls out unjudged while the user believes them gated. So the parser
+refuses to be built for a harmony model with a ``ToolgateError`` naming the
+reason and the workaround — run ``toolgate proxy`` in front of vLLM, which
+judges what vLLM answers. vLLM does not tell a tool parser the model's
+type; the plugin reads the tokenizer it is built with: every one of
+harmony's ``<|start|>``, ``<|channel|>``, ``<|message|>``, ``<|call|>`` as a
+token of its own (``get_added_vocab``, else ``get_vocab``), or a chat
+template writing ``<|channel|>`` and ``<|call|>``. A tokenizer with neither
+to read is not taken for harmony. vLLM builds the parser for every
+harmony request at 00cd9d76 (``HarmonyParser`` then refuses any tool parser
+but its ``GptOssToolParser`` itself); older vLLM builds it for a whole
+output and for a stream with ``tool_choice`` ``auto``, so a gpt-oss *stream*
+with ``tool_choice`` ``required`` or a named tool on such a vLLM never
+builds it and is not refused: there, put the proxy in front. Older vLLM's
+whole-output harmony call, ``extract_tool_calls("", request=...,
+token_ids=...)`` with the text withheld, is refused too (``ToolgateError``).
 
 ``tool_choice`` ``required`` or a named tool goes through toolgate too
 (``supports_required_and_named = False``: vLLM would otherwise build those
@@ -115,6 +139,7 @@ from __future__ import annotations
 import importlib
 import json
 import logging
+import weakref
 from typing import Any, Optional, Sequence
 
 import toolgate
@@ -164,6 +189,66 @@ def _token_limit(request: Any) -> Optional[int]:
     limit = getattr(request, "max_completion_tokens", None) or getattr(request, "max_tokens", None)
     if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0:
         return limit
+    return None
+
+
+# Harmony's structural tokens (the o200k_harmony encoding gpt-oss's
+# tokenizer carries as added special tokens): a call is
+# ``<|start|>assistant<|channel|>commentary to=functions.f<|message|>…<|call|>``.
+_HARMONY_TOKENS = ("<|start|>", "<|channel|>", "<|message|>", "<|call|>")
+
+
+def _harmony_model(tokenizer: Any) -> Optional[str]:
+    """Why the model the parser is built for is one vLLM serves through its
+    harmony path (gpt-oss), which never consults a tool parser for a
+    streamed output; ``None`` when nothing says so.
+
+    vLLM picks that path by the model's ``hf_config.model_type ==
+    "gpt_oss"``, which a tool parser is not given: it gets the tokenizer
+    (and the request's tools). gpt-oss's tokenizer is read instead: its
+    vocabulary holds every one of harmony's structural tokens
+    (`_HARMONY_TOKENS`) as a token of its own, or its chat template writes
+    ``<|channel|>`` and ``<|call|>``. Either refuses, whatever the model's
+    type: a harmony-format model vLLM reads as text (any other type) is
+    refused too (loudly, and the proxy serves it). A tokenizer without a
+    vocabulary or template to read (no ``get_added_vocab``/``get_vocab``,
+    or one that fails) is not taken for harmony.
+
+    vLLM builds a parser per request with the server's one tokenizer, and
+    ``get_vocab`` builds the whole vocabulary: the answer is kept per
+    tokenizer object (`_HARMONY_SEEN`)."""
+    if tokenizer is None:
+        return None
+    try:
+        return _HARMONY_SEEN[tokenizer]
+    except (KeyError, TypeError):  # not seen, or not weakly referable/hashable
+        pass
+    why = _read_harmony(tokenizer)
+    try:
+        _HARMONY_SEEN[tokenizer] = why
+    except TypeError:  # not weakly referable or not hashable: read every time
+        pass
+    return why
+
+
+# `_harmony_model`'s answers, per tokenizer object.
+_HARMONY_SEEN: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _read_harmony(tokenizer: Any) -> Optional[str]:
+    """`_harmony_model` on a tokenizer not seen before."""
+    for method in ("get_added_vocab", "get_vocab"):
+        try:
+            vocab = getattr(tokenizer, method)()
+        except Exception:  # missing or failing: the next source is read
+            continue
+        if isinstance(vocab, dict) and all(t in vocab for t in _HARMONY_TOKENS):
+            return "its tokenizer has harmony's " + ", ".join(_HARMONY_TOKENS) + " tokens"
+    template = getattr(tokenizer, "chat_template", None)
+    if isinstance(template, dict):  # a tokenizer's named templates
+        template = "\n".join(t for t in template.values() if isinstance(t, str))
+    if isinstance(template, str) and "<|channel|>" in template and "<|call|>" in template:
+        return "its chat template writes harmony's <|channel|> and <|call|>"
     return None
 
 
@@ -294,6 +379,21 @@ def build(profile: str) -> type:
             # vllm/parser/abstract_parser.py) passes the request's tools as
             # well. Whatever the caller passes goes on to the base it
             # belongs to (the allowlist is read from each request).
+            why = _harmony_model(tokenizer)
+            if why is not None:
+                # vLLM serves gpt-oss through its harmony path: a stream's
+                # tool calls are built from harmony's own parser and sent
+                # without this parser ever being asked (serving_chat.py's
+                # `use_harmony` branch up to the `HarmonyParser` of
+                # vllm/parser/harmony.py, which refuses any tool parser but
+                # its own after building it). A plugin that is built and
+                # never asked would let the user believe calls are gated.
+                raise toolgate.ToolgateError(
+                    f"toolgate: this vLLM tool parser is built for a harmony model (gpt-oss: {why}); "
+                    "vLLM serves such a model through its harmony path, which builds tool calls "
+                    "itself and does not ask a tool parser about a streamed output, so toolgate "
+                    "cannot gate them here: run `toolgate proxy` in front of vLLM instead"
+                )
             super().__init__(tokenizer, *args, **kwargs)
             # One stream state per choice, keyed by the text it has read
             # (`_take` says why).

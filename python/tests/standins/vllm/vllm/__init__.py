@@ -12,7 +12,9 @@ request (`vllm/entrypoints/openai/chat_completion/protocol.py`) and how
 the serving layer builds and drives a legacy tool parser (`Parser` and
 `DelegatingParser` in `vllm/parser/abstract_parser.py`: the constructor
 call, `adjust_request`, the routing of `required`/named `tool_choice`, the final delta's
-unstreamed arguments). `chat_completion/serving.py` keeps the end-of-choice
+unstreamed arguments), and the parser vLLM builds for a harmony model
+(`HarmonyParser` in `vllm/parser/harmony.py`, picked by `ParserManager.get_parser`'s
+`is_harmony`, with the `GptOssToolParser` it requires). `chat_completion/serving.py` keeps the end-of-choice
 step of the older vLLM d0ac57910c16de107f5758d0e530b638d8b0f91b, whose
 `ToolParser` took the tokenizer alone (the tests build that one too).
 Plain dataclasses stand for vLLM's pydantic models (same field names and

@@ -154,7 +154,12 @@ class DelegatingParser:
         return delta_message
 
 
-def make_parser(tool_parser_cls):
-    """The parser class the serving layer builds for a legacy tool parser."""
-    return type(f"{tool_parser_cls.__name__}Parser", (DelegatingParser,),
+def make_parser(tool_parser_cls, is_harmony=False):
+    """The parser class the serving layer builds for a legacy tool parser
+    (``ParserManager.get_parser``): ``HarmonyParser`` for a harmony model
+    (`is_harmony`: the model's ``hf_config.model_type == "gpt_oss"``)."""
+    base = DelegatingParser
+    if is_harmony:
+        from vllm.parser.harmony import HarmonyParser as base
+    return type(f"{tool_parser_cls.__name__}Parser", (base,),
                 {"tool_parser_cls": tool_parser_cls})
