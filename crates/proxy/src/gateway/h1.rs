@@ -354,9 +354,7 @@ async fn read_chunked<R: AsyncRead + Unpin>(
             at += take;
             left -= take;
         }
-        if !line(io, buf, &mut at, 0).await?.is_empty() {
-            return Err(Error::Body("a chunk longer than its size".into()));
-        }
+        chunk_end(io, buf, &mut at).await?;
     }
     // Trailer fields, up to the empty line; read and dropped.
     let mut trailers = 0;
@@ -371,6 +369,28 @@ async fn read_chunked<R: AsyncRead + Unpin>(
         }
     }
     Ok((out, buf.len() - at))
+}
+
+/// The CRLF that ends a chunk's data at `buf[*at..]`, reading more as
+/// needed; `*at` moves past it. Anything else there is more data than the
+/// chunk's size said.
+async fn chunk_end<R: AsyncRead + Unpin>(
+    io: &mut R,
+    buf: &mut Vec<u8>,
+    at: &mut usize,
+) -> Result<(), Error> {
+    while buf.len() - *at < 2 {
+        buf.drain(..*at);
+        *at = 0;
+        if read_more(io, buf).await.map_err(body_error)? == 0 {
+            return Err(cut());
+        }
+    }
+    if &buf[*at..*at + 2] != b"\r\n" {
+        return Err(Error::Body("a chunk longer than its size".into()));
+    }
+    *at += 2;
+    Ok(())
 }
 
 fn cut() -> Error {
@@ -630,6 +650,16 @@ mod tests {
             assert!(
                 matches!(err(t.as_bytes(), 10), Error::Body(_)),
                 "{chunks:?}"
+            );
+        }
+        // The log says what was wrong: more data than the size said (it
+        // said "a chunk line is too long").
+        for step in [1, 5, 4096] {
+            let t = format!("{OK}transfer-encoding: chunked\r\n\r\n5\r\nhelloX\r\n0\r\n\r\n");
+            assert_eq!(
+                read(t.as_bytes(), step, 10).unwrap_err(),
+                Error::Body("a chunk longer than its size".into()),
+                "{step}"
             );
         }
         let t = format!(
