@@ -700,6 +700,28 @@ mod tests {
         assert_eq!(requests.load(Ordering::SeqCst), 1);
     }
 
+    /// An answer already waiting on a pooled connection before a byte of
+    /// the request is written is no answer to it: never returned, the
+    /// request goes on a new connection.
+    #[tokio::test]
+    async fn an_answer_before_the_request_is_not_taken_for_its_answer() {
+        let (port, accepted, _) = scripted(vec![
+            Box::new(|mut io, _| {
+                send(&mut io, &ok(r#"{"n":9}"#));
+                std::thread::sleep(Duration::from_secs(2));
+            }),
+            answers(r#"{"n":2}"#),
+        ]);
+        let up = local(port);
+        let conn = up.connect().await.unwrap();
+        // The bytes are heard by this thread's reactor before the request.
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let req: &[u8] = b"POST /v1/chat/completions HTTP/1.1\r\ncontent-length: 2\r\n\r\n";
+        let a = up.send(conn, true, req, b"{}", 1024).await.unwrap();
+        assert_eq!(&a.bytes[..], br#"{"n":2}"#);
+        assert_eq!(accepted.load(Ordering::SeqCst), 2);
+    }
+
     /// The upstream reads a request on a kept-alive connection and closes
     /// it without an answer (it may have run the request: a model spends
     /// tokens on it). The request is not sent again: a 502 in the proxy,
