@@ -698,6 +698,101 @@ async fn an_upstream_that_never_answers_times_out_with_502_and_is_recorded() {
     drop(silent);
 }
 
+/// Reads one HTTP/1.1 request (head and `Content-Length` body) from `io`;
+/// `false` when the connection ended first.
+fn read_request(io: &mut std::net::TcpStream) -> bool {
+    use std::io::Read;
+    let mut buf = Vec::new();
+    let mut byte = [0u8; 1];
+    loop {
+        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&buf[..end]).to_ascii_lowercase();
+            let len: usize = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .map_or(0, |v| v.trim().parse().unwrap());
+            if buf.len() == end + 4 + len {
+                return true;
+            }
+        }
+        match io.read(&mut byte) {
+            Ok(1) => buf.push(byte[0]),
+            _ => return false,
+        }
+    }
+}
+
+/// An upstream that reads a request on a kept-alive connection and closes
+/// it without answering may have run it (a model spends tokens on it): the
+/// proxy does not send it again. The client gets a 502 saying why, and the
+/// upstream saw the request once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_the_upstream_read_and_dropped_is_a_502_and_not_sent_again() {
+    use std::io::Write;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (connections, requests) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let (c, r) = (Arc::clone(&connections), Arc::clone(&requests));
+    std::thread::spawn(move || {
+        let answer = json!({"id": "x", "object": "chat.completion", "created": 0, "model": "m",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": "hi"}, "finish_reason": "stop"}]})
+        .to_string();
+        let ok = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{answer}",
+            answer.len()
+        );
+        for (i, io) in listener.incoming().enumerate() {
+            let mut io = io.unwrap();
+            c.fetch_add(1, Ordering::SeqCst);
+            // The first connection: one answer, then the next request is
+            // read and the connection closed. Any other answers each.
+            while read_request(&mut io) {
+                let n = r.fetch_add(1, Ordering::SeqCst);
+                if i == 0 && n == 1 {
+                    break;
+                }
+                io.write_all(ok.as_bytes()).unwrap();
+            }
+        }
+    });
+    let mut cfg = ProxyConfig::new(format!("http://127.0.0.1:{port}/v1"));
+    cfg.mode = Mode::Enforce;
+    cfg.timeout = Duration::from_secs(5);
+    let p = gateway::spawn(cfg).unwrap();
+    // One client connection: one proxy worker, one idle list.
+    let client = reqwest::Client::new();
+    let post = || {
+        client
+            .post(format!("{}/chat/completions", p.base_url()))
+            .json(&request("prose", false))
+            .send()
+    };
+    let r = post().await.unwrap();
+    assert_eq!(r.status(), 200);
+    // Read to its end, so that the client's connection is kept.
+    r.bytes().await.unwrap();
+    let r = post().await.unwrap();
+    assert_eq!(r.status(), 502);
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(
+        v["error"]["message"],
+        "upstream: request failed: the connection closed before an answer"
+    );
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(
+        requests.load(Ordering::SeqCst),
+        2,
+        "the upstream saw it once"
+    );
+    assert_eq!(
+        connections.load(Ordering::SeqCst),
+        1,
+        "not sent on another connection"
+    );
+}
+
 /// Re-rolled attempts cost tokens: their usage is summed into
 /// `x-toolgate-usage-total` (non-streamed, see the re-roll test) or a last
 /// `: toolgate usage_total …` comment (streamed), and each attempt's usage

@@ -7,7 +7,8 @@
 //! as RFC 9112 §6.3 says: none for 204 and 304, chunked when chunked is
 //! the last transfer coding, read to the connection's end for any other
 //! transfer coding or when there is no length, else `Content-Length`
-//! (every value the same number, or the answer is refused). A body is never
+//! (every value the same number, or the answer is refused); an HTTP/1.0
+//! answer with a transfer coding is refused (§6.1). A body is never
 //! longer than the caller's limit, whatever the framing claims. Whether the
 //! connection can carry another request is decided here too: not after a
 //! body read to the connection's end, not after `Connection: close` (or an
@@ -227,6 +228,9 @@ fn parse_head(buf: &[u8]) -> Result<Option<Head>, Error> {
     let mut fields = [httparse::EMPTY_HEADER; MAX_HEADERS];
     let mut r = httparse::Response::new(&mut fields);
     let len = match r.parse(buf) {
+        Ok(httparse::Status::Complete(len)) if len > MAX_HEAD => {
+            return Err(Error::Head("the answer's head is too large".into()));
+        }
         Ok(httparse::Status::Complete(len)) => len,
         Ok(httparse::Status::Partial) => return Ok(None),
         Err(e) => return Err(Error::Head(format!("an invalid answer head ({e})"))),
@@ -254,6 +258,13 @@ fn parse_head(buf: &[u8]) -> Result<Option<Head>, Error> {
     {
         Framing::Empty
     } else if headers.contains_key(header::TRANSFER_ENCODING) {
+        // RFC 9112 §6.1: an HTTP/1.0 message with a transfer coding is
+        // framed faultily (refused, as hyper does).
+        if r.version != Some(1) {
+            return Err(Error::Head(
+                "an HTTP/1.0 answer with a transfer coding".into(),
+            ));
+        }
         // A length beside a transfer coding is ignored, and the connection
         // not kept (RFC 9112 §6.3: it may be a smuggling attempt).
         keep &= !headers.contains_key(header::CONTENT_LENGTH);
@@ -343,9 +354,7 @@ async fn read_chunked<R: AsyncRead + Unpin>(
             at += take;
             left -= take;
         }
-        if !line(io, buf, &mut at, 0).await?.is_empty() {
-            return Err(Error::Body("a chunk longer than its size".into()));
-        }
+        chunk_end(io, buf, &mut at).await?;
     }
     // Trailer fields, up to the empty line; read and dropped.
     let mut trailers = 0;
@@ -360,6 +369,28 @@ async fn read_chunked<R: AsyncRead + Unpin>(
         }
     }
     Ok((out, buf.len() - at))
+}
+
+/// The CRLF that ends a chunk's data at `buf[*at..]`, reading more as
+/// needed; `*at` moves past it. Anything else there is more data than the
+/// chunk's size said.
+async fn chunk_end<R: AsyncRead + Unpin>(
+    io: &mut R,
+    buf: &mut Vec<u8>,
+    at: &mut usize,
+) -> Result<(), Error> {
+    while buf.len() - *at < 2 {
+        buf.drain(..*at);
+        *at = 0;
+        if read_more(io, buf).await.map_err(body_error)? == 0 {
+            return Err(cut());
+        }
+    }
+    if &buf[*at..*at + 2] != b"\r\n" {
+        return Err(Error::Body("a chunk longer than its size".into()));
+    }
+    *at += 2;
+    Ok(())
 }
 
 fn cut() -> Error {
@@ -499,7 +530,7 @@ mod tests {
             let a = read(format!("{OK}\r\nto the end").as_bytes(), step, 100).unwrap();
             assert_eq!((&a.body[..], a.reusable), (&b"to the end"[..], false));
             let a = read(
-                b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n",
+                b"HTTP/1.1 103 Early Hints\r\nlink: </a>; rel=preload\r\n\r\nHTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n",
                 step,
                 100,
             )
@@ -554,6 +585,23 @@ mod tests {
         assert!(kept(format!("{OK}content-length: 2, 2\r\n\r\nab")));
     }
 
+    /// RFC 9112 §6.1: an HTTP/1.0 answer with a transfer coding is framed
+    /// faultily; it was read as chunked and its connection kept when it
+    /// said `keep-alive`. Refused, as hyper refuses it.
+    #[test]
+    fn an_http_1_0_answer_with_a_transfer_coding_is_refused() {
+        for te in ["chunked", "gzip"] {
+            let t = format!(
+                "HTTP/1.0 200 OK\r\nconnection: keep-alive\r\ntransfer-encoding: {te}\r\n\r\n0\r\n\r\n"
+            );
+            assert_eq!(
+                read(t.as_bytes(), 4096, 100).unwrap_err(),
+                Error::Head("an HTTP/1.0 answer with a transfer coding".into()),
+                "{te}"
+            );
+        }
+    }
+
     #[test]
     fn broken_answers_are_refused_with_why() {
         let err = |t: &[u8], max| read(t, 5, max).unwrap_err();
@@ -595,6 +643,7 @@ mod tests {
             "\r\n",
             "5\nhello\r\n0\r\n\r\n",
             "11111111111111111\r\n",
+            "ffffffffffffffffff;x=1\r\n",
             "0\r\n",
         ] {
             let t = format!("{OK}transfer-encoding: chunked\r\n\r\n{chunks}");
@@ -603,9 +652,22 @@ mod tests {
                 "{chunks:?}"
             );
         }
+        // The log says what was wrong: more data than the size said (it
+        // said "a chunk line is too long").
+        for step in [1, 5, 4096] {
+            let t = format!("{OK}transfer-encoding: chunked\r\n\r\n5\r\nhelloX\r\n0\r\n\r\n");
+            assert_eq!(
+                read(t.as_bytes(), step, 10).unwrap_err(),
+                Error::Body("a chunk longer than its size".into()),
+                "{step}"
+            );
+        }
         let t = format!(
             "{OK}transfer-encoding: chunked\r\n\r\n6\r\nhello!\r\n6\r\nhello!\r\n0\r\n\r\n"
         );
+        assert_eq!(err(t.as_bytes(), 10), Error::TooLarge);
+        // The largest size 16 digits write is over any limit, not wrapped.
+        let t = format!("{OK}transfer-encoding: chunked\r\n\r\nffffffffffffffff\r\nab");
         assert_eq!(err(t.as_bytes(), 10), Error::TooLarge);
         let t = format!(
             "{OK}transfer-encoding: chunked\r\n\r\n1;{}\r\n",
@@ -614,6 +676,21 @@ mod tests {
         assert!(matches!(err(t.as_bytes(), 10), Error::Body(_)));
         let huge = format!("HTTP/1.1 200 OK\r\nx: {}\r\n\r\n", "a".repeat(MAX_HEAD));
         assert!(matches!(err(huge.as_bytes(), 10), Error::Head(_)));
+        // A head past the limit is refused however it arrives, not only
+        // when the limit is reached before its end: 62,000 bytes leave the
+        // buffer short of room, and the next read brings the head's end
+        // past the limit.
+        let t = format!(
+            "HTTP/1.1 200 OK\r\nx: {}\r\n\r\n",
+            "a".repeat(MAX_HEAD - 10)
+        );
+        for step in [62_000, 1000] {
+            assert_eq!(
+                read(t.as_bytes(), step, 10).unwrap_err(),
+                Error::Head("the answer's head is too large".into()),
+                "{step}"
+            );
+        }
         let many: String = (0..=MAX_HEADERS).map(|i| format!("x{i}: 1\r\n")).collect();
         let t = format!("HTTP/1.1 200 OK\r\n{many}\r\n");
         assert!(matches!(err(t.as_bytes(), 10), Error::Head(_)));
