@@ -245,7 +245,7 @@ impl Section {
 /// path in its link (e.g. `https://github.com/OWNER/REPO/blob/SHA/`).
 pub fn markdown(
     sections: &[Section],
-    bad: &[LoadError],
+    bad: &crate::BadInputs,
     counts: &Counts,
     link_base: Option<&str>,
 ) -> String {
@@ -288,7 +288,7 @@ pub fn markdown(
     }
     if !bad.is_empty() {
         out.push_str("### Unreadable\n\n");
-        for (i, e) in bad.iter().enumerate() {
+        for (i, e) in bad.first().iter().enumerate() {
             if i == 20 {
                 out.push_str(&format!("- …and {} more\n", bad.len() - 20));
                 break;

@@ -261,7 +261,12 @@ fn a_check_is_tallied_and_rendered_for_a_reviewer() {
     assert_eq!(tally.tools_unknown, 1);
     assert_eq!(tally.cut_short, 0);
     assert_eq!(tally.not_replayed, ["zeta"]);
-    let md = review::markdown(&sections, &[], &tally.counts(true), None);
+    let md = review::markdown(
+        &sections,
+        &toolgate_batch::BadInputs::default(),
+        &tally.counts(true),
+        None,
+    );
     assert!(
         md.starts_with("## toolgate label check\n\n**1** of 3 transcript(s)"),
         "{md}"
