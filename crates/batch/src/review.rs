@@ -487,7 +487,7 @@ mod tests {
             require_labels: true,
         };
         assert_eq!(
-            markdown(&[], &[], &counts, None),
+            markdown(&[], &crate::BadInputs::default(), &counts, None),
             "## toolgate label check\n\nNo label changed in 1 transcript(s); 1 without \
              stored labels (in captures that cannot store labels: not compared).\n\n"
         );
@@ -497,10 +497,12 @@ mod tests {
             unlabeled_failing: 1,
             ..counts
         };
-        assert!(markdown(&[], &[], &counts, None).contains(
-            "**0** of 2 transcript(s) with labels differing from the stored ones; 2 without \
+        assert!(
+            markdown(&[], &crate::BadInputs::default(), &counts, None).contains(
+                "**0** of 2 transcript(s) with labels differing from the stored ones; 2 without \
                  stored labels (1 failing: `--require-labels`; 1 in captures that cannot store \
                  labels, not compared); 0 unreadable."
-        ));
+            )
+        );
     }
 }
