@@ -210,10 +210,11 @@ pub fn write_labels_checked(
 }
 
 /// [`write_labels_checked`] with the open writers scanned once for a
-/// whole batch.
-pub fn write_labels_guarded(
+/// whole batch. The labels may be shared (`Arc<LabelMap>`): a batch holds
+/// one map per distinct set of labels, not one per transcript.
+pub fn write_labels_guarded<L: std::borrow::Borrow<LabelMap>>(
     path: &Path,
-    updates: &[(Option<usize>, LabelMap)],
+    updates: &[(Option<usize>, L)],
     expected: Option<Fingerprint>,
     writers: &OpenWriters,
 ) -> std::io::Result<WriteOutcome> {
@@ -243,9 +244,9 @@ pub fn write_labels_staged(
 }
 
 /// [`write_labels_staged`] against `writers`.
-fn write_labels_inner(
+fn write_labels_inner<L: std::borrow::Borrow<LabelMap>>(
     path: &Path,
-    updates: &[(Option<usize>, LabelMap)],
+    updates: &[(Option<usize>, L)],
     expected: Option<Fingerprint>,
     writers: &OpenWriters,
     hook: &mut dyn FnMut(Stage),
@@ -259,9 +260,9 @@ fn write_labels_inner(
 pub const WRITE_BUFFER: usize = 64 * 1024;
 
 /// [`write_labels_inner`] with buffers of `buffer` bytes.
-fn write_labels_buffered(
+fn write_labels_buffered<L: std::borrow::Borrow<LabelMap>>(
     path: &Path,
-    updates: &[(Option<usize>, LabelMap)],
+    updates: &[(Option<usize>, L)],
     expected: Option<Fingerprint>,
     writers: &OpenWriters,
     hook: &mut dyn FnMut(Stage),
@@ -420,10 +421,10 @@ impl Digest {
 /// byte for byte as it passes, never held whole. The temporary file is
 /// made at the first line that changes (the bytes before it copied then,
 /// and checked to be those read); `None` when no line changes.
-fn stream_jsonl(
+fn stream_jsonl<L: std::borrow::Borrow<LabelMap>>(
     target: &Path,
     file: &std::fs::File,
-    updates: &[(Option<usize>, LabelMap)],
+    updates: &[(Option<usize>, L)],
     expected: Option<Fingerprint>,
     buffer: usize,
 ) -> std::io::Result<Option<(tempfile::NamedTempFile, Digest)>> {
@@ -431,7 +432,7 @@ fn stream_jsonl(
     // Index the updates by line once: a JSONL file may hold many thousands.
     let by_line: std::collections::HashMap<usize, &LabelMap> = updates
         .iter()
-        .filter_map(|(line, labels)| line.map(|n| (n, labels)))
+        .filter_map(|(line, labels)| line.map(|n| (n, labels.borrow())))
         .collect();
     let mut reader = std::io::BufReader::with_capacity(buffer, file);
     let mut digest = Digest::default();
@@ -717,9 +718,16 @@ fn edit_line(line: &[u8], labels: &LabelMap) -> std::io::Result<Vec<u8>> {
 }
 
 /// The text of a `.json` file (one transcript) with the update applied.
-fn edit(text: &str, updates: &[(Option<usize>, LabelMap)]) -> std::io::Result<String> {
+fn edit<L: std::borrow::Borrow<LabelMap>>(
+    text: &str,
+    updates: &[(Option<usize>, L)],
+) -> std::io::Result<String> {
     let invalid = |e: jsontext::EditError| Error::new(ErrorKind::InvalidData, e);
-    let Some((_, labels)) = updates.iter().find(|(l, _)| l.is_none()) else {
+    let Some(labels) = updates
+        .iter()
+        .find(|(l, _)| l.is_none())
+        .map(|(_, labels)| labels.borrow())
+    else {
         return Ok(text.to_string());
     };
     let (bom, body) = split_bom(text);
