@@ -7,7 +7,8 @@
 //! BFCL questions and possible answers, a stream's `STEM.request.json`) are
 //! joined to the files that need them, whether given on the command line or
 //! found beside them. Every unreadable file or line is reported with path,
-//! line and reason; the batch goes on, and the exit code is 2.
+//! line and reason, and every output file that cannot be written with its
+//! input and name; the batch goes on, and the exit code is 2.
 
 use crate::{EXIT_BAD, EXIT_OK};
 use anyhow::{Context, Result, bail};
@@ -28,7 +29,7 @@ openai-responses (responses and their streams), anthropic (messages and streams)
 (result and score files, with question and possible-answer files). Without --from each \
 file's format is detected. Only regular files are read (a FIFO or a device is refused), \
 one at a time, each within --max-file-size.\n\nExit codes: 0 ok; 2 when a file or line could \
-not be read (every readable one is still written)."
+not be read or an output file could not be written (every other one is still written)."
 )]
 pub struct ImportArgs {
     /// Capture files (or directories, walked for .json/.jsonl/.sse).
@@ -235,6 +236,8 @@ pub fn run(args: ImportArgs) -> Result<u8> {
         .with_context(|| format!("cannot create {}", shown(&args.out)))?;
     let mut used_names: HashSet<String> = HashSet::new();
     let mut total = 0usize;
+    // Inputs whose output could not be made or written.
+    let mut not_written = 0usize;
     let mut only_companions = true;
     for input in &inputs {
         let detected = input.kind;
@@ -265,7 +268,18 @@ pub fn run(args: ImportArgs) -> Result<u8> {
             native_only,
             errors,
             repeated_ids,
-        } = convert::transcript_lines(&input.path, &input.text, kind, &companions)?;
+        } = match convert::transcript_lines(&input.path, &input.text, kind, &companions) {
+            Ok(lines) => lines,
+            Err(e) => {
+                not_written += 1;
+                eprintln!(
+                    "toolgate: {}: not imported: {}",
+                    shown(&input.path),
+                    sanitize::one_line(&e.to_string())
+                );
+                continue;
+            }
+        };
         for e in &errors {
             bad += 1;
             report(e);
@@ -303,8 +317,18 @@ pub fn run(args: ImportArgs) -> Result<u8> {
         }
         let mut body = lines.join("\n");
         body.push('\n');
-        load::atomic_write(&target, body.as_bytes())
-            .with_context(|| format!("cannot write {}", shown(&target)))?;
+        // One output that cannot be written (a full disk, a directory in
+        // its place) loses only itself: the rest are still written.
+        if let Err(e) = load::atomic_write(&target, body.as_bytes()) {
+            not_written += 1;
+            eprintln!(
+                "toolgate: {}: not imported: cannot write {}: {}",
+                shown(&input.path),
+                shown(&target),
+                sanitize::one_line(&e.to_string())
+            );
+            continue;
+        }
         written.insert(name);
         total += lines.len();
         eprintln!(
@@ -335,5 +359,14 @@ pub fn run(args: ImportArgs) -> Result<u8> {
         "toolgate: {total} transcript(s) written to {}",
         shown(&args.out)
     );
-    Ok(if bad > 0 { EXIT_BAD } else { EXIT_OK })
+    if not_written > 0 {
+        eprintln!(
+            "toolgate: error: {not_written} output file(s) could not be written (each named above)"
+        );
+    }
+    Ok(if bad + not_written > 0 {
+        EXIT_BAD
+    } else {
+        EXIT_OK
+    })
 }

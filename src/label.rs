@@ -112,7 +112,8 @@ pub fn run(args: LabelArgs) -> Result<u8> {
     // `--format json` streams too: the array's brackets around records
     // rendered (pretty, on the workers) as they come.
     let mut json_records = 0usize;
-    let mut bad: Vec<toolgate_core::LoadError> = Vec::new();
+    // Named on stderr once the output is out; held only up to a bound.
+    let mut bad = batch::BadInputs::default();
     let mut store = args.write.then(LabelStore::default);
     let mut table = if filter {
         Table::new(&["TRANSCRIPT", "ID", "MODE", "STORED", "NOW"])
@@ -299,11 +300,8 @@ pub fn run(args: LabelArgs) -> Result<u8> {
     out.flush()?;
     drop(out);
 
-    for e in &bad {
-        eprintln!("toolgate: {}", sanitize::one_line(&e.to_string()));
-    }
+    let n_bad = bad.report();
     batch::report_cut_short(tally.cut_short);
-    let n_bad = bad.len();
     let counts = tally.counts(args.require_labels);
     let review::Tally {
         checked: n_checked,

@@ -121,3 +121,34 @@ fn a_document_of_too_many_values_is_refused_before_it_is_built() {
         }
     }
 }
+
+/// Regression (s47-files): `label` held every unreadable file or line until
+/// the end, to name them on stderr after its output, so memory grew with
+/// each one: 200,000 lines of `x` peaked at about 65 MiB, 300,000 at 87
+/// MiB, a multi-GB file of them at gigabytes. The first thousand are held
+/// now and the rest spooled to an unnamed temporary file; every one is
+/// still named, in order, after the output.
+#[test]
+fn unreadable_lines_are_named_without_being_held() {
+    const LINES: usize = 200_000;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("bad.jsonl"), "x\n".repeat(LINES)).unwrap();
+    let Some((out, peak_kb)) = peak_kb(dir.path(), &["label", "--jobs", "2", "bad.jsonl"]) else {
+        return;
+    };
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let named: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("toolgate: bad.jsonl:"))
+        .collect();
+    assert_eq!(named.len(), LINES);
+    for (i, line) in named.iter().enumerate() {
+        let want = format!(
+            "toolgate: bad.jsonl:{}: not valid JSON: expected value at line 1 column 1",
+            i + 1
+        );
+        assert!(*line == want, "{line} is not {want}");
+    }
+    assert!(peak_kb < 45 * 1024, "peak {peak_kb} KiB");
+}

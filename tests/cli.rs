@@ -1492,3 +1492,61 @@ fn write_refuses_a_file_another_process_holds_open_for_writing() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(fs::read_to_string(&path).unwrap().contains("\"labels\""));
 }
+
+/// Regression (s47-files): `label --write` replaced a hard-linked file by a
+/// rename, so the other name silently kept the old labels. Refused now,
+/// naming the file and the link count (exit 2, both names left as they
+/// were). A symlinked transcript file is written through: the link stays
+/// a link (never replaced by a regular file) and its target gets the labels.
+#[cfg(unix)]
+#[test]
+fn write_refuses_a_hard_linked_file_and_writes_through_a_symlink() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let corpus = dir.path().join("corpus");
+    fs::create_dir(&data).unwrap();
+    fs::create_dir(&corpus).unwrap();
+    let original = format!("{}\n", transcript("a", "m", "t", &hermes_call("Gent")));
+    fs::write(data.join("real.jsonl"), &original).unwrap();
+    fs::hard_link(data.join("real.jsonl"), corpus.join("also.jsonl")).unwrap();
+    let out = toolgate(&corpus, &["label", "--write", "also.jsonl"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(
+            "toolgate: cannot write labels to also.jsonl: the file has 2 hard links: not \
+             replaced, since its other name(s) would keep the old labels; label a copy, or \
+             remove the other link(s)"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        fs::read_to_string(data.join("real.jsonl")).unwrap(),
+        original
+    );
+    assert_eq!(
+        fs::read_to_string(corpus.join("also.jsonl")).unwrap(),
+        original
+    );
+
+    fs::remove_file(corpus.join("also.jsonl")).unwrap();
+    std::os::unix::fs::symlink("../data/real.jsonl", corpus.join("link.jsonl")).unwrap();
+    let out = toolgate(&corpus, &["label", "--write", "."]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let link = fs::symlink_metadata(corpus.join("link.jsonl")).unwrap();
+    assert!(link.file_type().is_symlink(), "the link was replaced");
+    assert_eq!(
+        fs::read_link(corpus.join("link.jsonl")).unwrap(),
+        Path::new("../data/real.jsonl")
+    );
+    let stored: Value =
+        serde_json::from_str(fs::read_to_string(data.join("real.jsonl")).unwrap().trim()).unwrap();
+    assert_eq!(stored["labels"]["hermes"], "pass");
+    let leftovers: Vec<_> = fs::read_dir(&corpus)
+        .unwrap()
+        .chain(fs::read_dir(&data).unwrap())
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n.to_string_lossy().ends_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}

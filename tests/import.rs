@@ -1582,3 +1582,51 @@ fn an_anthropic_message_without_a_stop_reason_is_truncation() {
     assert_eq!(recs[0]["profile"]["label"], "truncation");
     assert_eq!(recs[0]["profile"]["decision"], "reject");
 }
+
+/// Regression (s47-files): `import` stopped at the first output file it
+/// could not write (`cannot write o/a.jsonl: …`, exit 1), so the inputs
+/// after it were never imported. Each failure is named now with its input
+/// and output, the rest are written, and the run ends with a count and
+/// exit 2. The failing output here is a directory in the place of
+/// `a.jsonl` (a rename over it fails even as root).
+#[test]
+fn an_output_that_cannot_be_written_loses_only_itself() {
+    let dir = tempfile::tempdir().unwrap();
+    let pair = root().join("examples/captures/openai-chat/pair_n2.json");
+    for name in ["a.json", "b.json", "c.json"] {
+        fs::copy(&pair, dir.path().join(name)).unwrap();
+    }
+    fs::create_dir_all(dir.path().join("o/a.jsonl/inside")).unwrap();
+    let out = import_in(
+        dir.path(),
+        &["a.json", "b.json", "c.json", "--out", "o", "--force"],
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("toolgate: a.json: not imported: cannot write o/a.jsonl: "),
+        "{err}"
+    );
+    assert!(
+        err.contains("toolgate: error: 1 output file(s) could not be written (each named above)"),
+        "{err}"
+    );
+    assert!(err.contains("b.json: 2 transcript(s)"), "{err}");
+    assert!(err.contains("c.json: 2 transcript(s)"), "{err}");
+    assert_eq!(
+        names(&dir.path().join("o")),
+        ["a.jsonl", "b.jsonl", "c.jsonl"]
+    );
+    assert!(dir.path().join("o/a.jsonl/inside").is_dir());
+    for name in ["b.jsonl", "c.jsonl"] {
+        let text = fs::read_to_string(dir.path().join("o").join(name)).unwrap();
+        assert_eq!(text.lines().count(), 2, "{name}: {text}");
+    }
+    // No temporary file of the failed write is left.
+    let leftovers: Vec<_> = fs::read_dir(dir.path().join("o"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n.to_string_lossy().ends_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}

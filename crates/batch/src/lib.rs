@@ -91,8 +91,8 @@ mod store;
 mod stream;
 
 pub use stream::{
-    BatchOptions, Entry, choose, collect, cut_short, default_workers, report_bad, report_cut_short,
-    stream_paths,
+    BadInputs, BatchOptions, Entry, choose, collect, cut_short, default_workers, report_bad,
+    report_cut_short, stream_paths,
 };
 
 pub use label::{

@@ -245,7 +245,7 @@ impl Section {
 /// path in its link (e.g. `https://github.com/OWNER/REPO/blob/SHA/`).
 pub fn markdown(
     sections: &[Section],
-    bad: &[LoadError],
+    bad: &crate::BadInputs,
     counts: &Counts,
     link_base: Option<&str>,
 ) -> String {
@@ -288,7 +288,7 @@ pub fn markdown(
     }
     if !bad.is_empty() {
         out.push_str("### Unreadable\n\n");
-        for (i, e) in bad.iter().enumerate() {
+        for (i, e) in bad.first().iter().enumerate() {
             if i == 20 {
                 out.push_str(&format!("- …and {} more\n", bad.len() - 20));
                 break;
@@ -487,7 +487,7 @@ mod tests {
             require_labels: true,
         };
         assert_eq!(
-            markdown(&[], &[], &counts, None),
+            markdown(&[], &crate::BadInputs::default(), &counts, None),
             "## toolgate label check\n\nNo label changed in 1 transcript(s); 1 without \
              stored labels (in captures that cannot store labels: not compared).\n\n"
         );
@@ -497,10 +497,12 @@ mod tests {
             unlabeled_failing: 1,
             ..counts
         };
-        assert!(markdown(&[], &[], &counts, None).contains(
-            "**0** of 2 transcript(s) with labels differing from the stored ones; 2 without \
+        assert!(
+            markdown(&[], &crate::BadInputs::default(), &counts, None).contains(
+                "**0** of 2 transcript(s) with labels differing from the stored ones; 2 without \
                  stored labels (1 failing: `--require-labels`; 1 in captures that cannot store \
                  labels, not compared); 0 unreadable."
-        ));
+            )
+        );
     }
 }

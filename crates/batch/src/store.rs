@@ -4,12 +4,14 @@
 use crate::label::{Labels, NOT_STORABLE, storable, stored};
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
+use std::sync::Arc;
 use toolgate_core::load::{Fingerprint, LabelMap, OpenWriters, WriteOutcome, write_labels_guarded};
 use toolgate_core::relabel;
 use toolgate_core::{Transcript, sanitize};
 
-/// The label updates of one file: JSONL line (or `None`) → labels.
-type Updates = Vec<(Option<usize>, LabelMap)>;
+/// The label updates of one file: JSONL line (or `None`) → labels, shared
+/// with every other transcript of the same labels ([`LabelStore::maps`]).
+type Updates = Vec<(Option<usize>, Arc<LabelMap>)>;
 
 /// `--write` as the batch streams: the labels a reviewer needs
 /// ([`relabel::to_store`]) of each file's transcripts, written atomically
@@ -19,6 +21,11 @@ type Updates = Vec<(Option<usize>, LabelMap)>;
 pub struct LabelStore {
     /// Updates of files whose end has not come yet.
     open: HashMap<PathBuf, Updates>,
+    /// Each distinct set of labels of the open files, once: a JSONL file
+    /// of a million transcripts holds a pointer per transcript (its
+    /// labels are few sets, mostly the same), not a million maps, which
+    /// cost some 290 bytes each. Emptied when no file is open.
+    maps: HashSet<Arc<LabelMap>>,
     /// Files already written (or refused): the same file named twice
     /// (directly and through a directory) is stored once.
     done: HashSet<PathBuf>,
@@ -51,6 +58,14 @@ impl LabelStore {
             labels.quiet,
             stored(t),
         );
+        let map = match self.maps.get(&map) {
+            Some(shared) => Arc::clone(shared),
+            None => {
+                let map = Arc::new(map);
+                self.maps.insert(Arc::clone(&map));
+                map
+            }
+        };
         self.open
             .entry(t.path.clone())
             .or_default()
@@ -62,6 +77,9 @@ impl LabelStore {
         let Some(updates) = self.open.remove(path) else {
             return;
         };
+        if self.open.is_empty() {
+            self.maps.clear();
+        }
         if !self.done.insert(path.clone()) {
             return;
         }
@@ -92,6 +110,19 @@ impl LabelStore {
                 );
             }
         }
+    }
+
+    /// How many label maps the updates of the open files hold (by
+    /// allocation: shared ones count once).
+    #[doc(hidden)]
+    pub fn held_maps(&self) -> usize {
+        let held: HashSet<*const LabelMap> = self
+            .open
+            .values()
+            .flatten()
+            .map(|(_, map)| Arc::as_ptr(map))
+            .collect();
+        held.len()
     }
 
     /// Reports what was stored; whether every write succeeded.

@@ -1237,6 +1237,89 @@ pub fn report_bad<T>(entries: &[Entry<T>]) -> usize {
     n
 }
 
+/// The unreadable inputs of a batch that names them once its output is
+/// out (`label`): the first [`BadInputs::KEPT`] are held (a review summary
+/// lists some of them), every later one is spooled, as the line that names
+/// it, to an unnamed temporary file, so that memory does not grow with a
+/// file of millions of unreadable lines and none of them goes unnamed.
+/// Where no temporary file can be made or written, a line is named on
+/// stderr at once instead.
+#[derive(Default)]
+pub struct BadInputs {
+    kept: Vec<LoadError>,
+    count: usize,
+    spool: Option<std::io::BufWriter<std::fs::File>>,
+    spool_failed: bool,
+}
+
+impl BadInputs {
+    /// How many are held in memory; the rest are spooled.
+    pub const KEPT: usize = 1000;
+
+    /// Notes one more unreadable input.
+    pub fn push(&mut self, e: LoadError) {
+        self.count += 1;
+        if self.kept.len() < Self::KEPT {
+            self.kept.push(e);
+            return;
+        }
+        let line = format!("toolgate: {}\n", sanitize::one_line(&e.to_string()));
+        if self.spool.is_none() && !self.spool_failed {
+            match tempfile::tempfile() {
+                Ok(file) => self.spool = Some(std::io::BufWriter::new(file)),
+                Err(_) => self.spool_failed = true,
+            }
+        }
+        let spooled = !self.spool_failed
+            && self
+                .spool
+                .as_mut()
+                .is_some_and(|s| s.write_all(line.as_bytes()).is_ok());
+        if !spooled {
+            // Named now rather than lost (a full disk, no temporary folder).
+            self.spool_failed = true;
+            eprint!("{line}");
+        }
+    }
+
+    /// How many there were.
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    /// Whether there were none.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// The first ones (at most [`BadInputs::KEPT`]), in input order.
+    pub fn first(&self) -> &[LoadError] {
+        &self.kept
+    }
+
+    /// Names each one on stderr, in input order (those not already named
+    /// there); returns how many there were.
+    pub fn report(self) -> usize {
+        use std::io::{BufRead, Seek};
+        for e in &self.kept {
+            eprintln!("toolgate: {}", sanitize::one_line(&e.to_string()));
+        }
+        if let Some(spool) = self.spool {
+            let replayed = spool.into_inner().ok().and_then(|mut file| {
+                file.rewind().ok()?;
+                for line in std::io::BufReader::new(file).lines() {
+                    eprintln!("{}", line.ok()?);
+                }
+                Some(())
+            });
+            if replayed.is_none() {
+                eprintln!("toolgate: the names of some unreadable inputs could not be read back");
+            }
+        }
+        self.count
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

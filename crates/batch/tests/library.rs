@@ -261,7 +261,12 @@ fn a_check_is_tallied_and_rendered_for_a_reviewer() {
     assert_eq!(tally.tools_unknown, 1);
     assert_eq!(tally.cut_short, 0);
     assert_eq!(tally.not_replayed, ["zeta"]);
-    let md = review::markdown(&sections, &[], &tally.counts(true), None);
+    let md = review::markdown(
+        &sections,
+        &toolgate_batch::BadInputs::default(),
+        &tally.counts(true),
+        None,
+    );
     assert!(
         md.starts_with("## toolgate label check\n\n**1** of 3 transcript(s)"),
         "{md}"
@@ -271,4 +276,67 @@ fn a_check_is_tallied_and_rendered_for_a_reviewer() {
     assert!(md.contains("store the current labels with"), "{md}");
     let notes = review::annotations(&sections[0]);
     assert!(notes.starts_with("::warning file=check.jsonl,line=1,title=toolgate%3A label changed::changed: mode hermes: label no_call → pass"), "{notes}");
+}
+
+/// Regression (s47-files): `label --write` held one label map per
+/// transcript of a file until the file's end, some 290 bytes each (30,000
+/// transcripts: 8.8 MB more than `label`; a multi-GB JSONL file, hundreds
+/// of megabytes). Transcripts with the same labels share one map now: 200
+/// transcripts of two kinds hold two maps, and every line still gets its
+/// labels.
+#[test]
+fn label_write_holds_each_distinct_set_of_labels_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = String::new();
+    for i in 0..200 {
+        let output = if i % 2 == 0 {
+            hermes(&format!("c{i}"))
+        } else {
+            "no call".to_string()
+        };
+        let line = json!({"id": format!("t{i}"), "model": "m", "tools": tools(), "output": output});
+        text.push_str(&format!("{line}\n"));
+    }
+    let path = dir.path().join("batch.jsonl");
+    std::fs::write(&path, text).unwrap();
+    let engine = Engine::new(Profile::reading("hermes"));
+    let auto = Auto::given(Profile::reading("hermes"));
+    let summarizer = Summarizer {
+        engine: &engine,
+        compare: false,
+        require_labels: false,
+        record: None,
+    };
+    let mut store = toolgate_batch::LabelStore::default();
+    let mut held = 0;
+    stream_paths(
+        &engine,
+        &auto,
+        std::slice::from_ref(&path),
+        &options(2),
+        |t, outcome, chosen| summarizer.summarize(t, outcome, chosen),
+        |entry| match entry {
+            Entry::Done { transcript, value } => store.add(&transcript, &value),
+            Entry::Bad(e) => panic!("{e}"),
+            Entry::FileEnd { path, fingerprint } => {
+                held = store.held_maps();
+                store.file_end(&path, fingerprint);
+            }
+        },
+    );
+    assert_eq!(held, 2);
+    assert_eq!(store.held_maps(), 0, "emptied once no file is open");
+    assert!(store.finish());
+    let written = std::fs::read_to_string(&path).unwrap();
+    for (i, line) in written.lines().enumerate() {
+        let v: Value = serde_json::from_str(line).unwrap();
+        // Nothing read: an empty map says "labelled, nothing to see".
+        let want = if i % 2 == 0 {
+            json!({"hermes": "pass", "llama3": "pass", "granite": "pass"})
+        } else {
+            json!({})
+        };
+        assert_eq!(v["labels"], want, "line {}", i + 1);
+    }
+    assert_eq!(written.lines().count(), 200);
 }

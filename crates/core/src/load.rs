@@ -1217,9 +1217,10 @@ fn read_expect(v: &Value) -> Result<Expectation, String> {
 }
 
 pub use crate::write::{
-    CHANGED_SINCE_READ, Fingerprint, LabelMap, OpenWriters, Stage, WriteOutcome, atomic_write,
-    changed_while_labelled, clean_stale_temps, labels_json, lock_exclusive, lock_exclusive_within,
-    write_labels, write_labels_checked, write_labels_guarded, write_labels_staged,
+    CHANGED_SINCE_READ, Fingerprint, FingerprintWriter, LabelMap, OpenWriters, Stage, WriteOutcome,
+    atomic_write, changed_while_labelled, clean_stale_temps, labels_json, lock_exclusive,
+    lock_exclusive_within, write_labels, write_labels_checked, write_labels_guarded,
+    write_labels_staged,
 };
 
 #[cfg(test)]

@@ -4,6 +4,15 @@
 //! file is replaced atomically. The rules, each pinned by a test below:
 //!
 //! - A symlink is written through: the link stays, its target gets the labels.
+//! - A file with another hard link is refused: the rename would give only
+//!   this name the labels, and the other would silently keep the old file.
+//! - A JSONL file is streamed, never held: each line is copied through
+//!   [`WRITE_BUFFER`]-byte buffers as it is read (an unreadable line byte
+//!   for byte), only a line whose labels change is held whole, and the
+//!   temporary file is made at the first such line (none when nothing
+//!   changes). What was read is kept as a fingerprint and a hash per 64 KiB
+//!   for the checks below. A `.json` file (one transcript, read whole by
+//!   the loader) is edited in memory.
 //! - A read-only file is refused with a message (it is never made writable);
 //!   the replacement keeps the original's mode, and its owner and group, or
 //!   the write is refused.
@@ -17,7 +26,8 @@
 //! - Nothing another process wrote to the file while it was labelled is lost:
 //!   immediately before the rename, holding an exclusive [`lock_exclusive`]
 //!   on the file, the writer checks that the path still names the file it
-//!   read and that the file holds exactly the bytes read (a tail appended
+//!   read and that the file holds exactly the bytes read (by length, then
+//!   by the hash of each 64 KiB block read again; a tail appended
 //!   meanwhile, by a plain appender or the proxy's recorder, fails this), and
 //!   otherwise leaves the file alone with an error saying so. The proxy's
 //!   recorder appends to a segment under the same lock, after checking that
@@ -200,10 +210,11 @@ pub fn write_labels_checked(
 }
 
 /// [`write_labels_checked`] with the open writers scanned once for a
-/// whole batch.
-pub fn write_labels_guarded(
+/// whole batch. The labels may be shared (`Arc<LabelMap>`): a batch holds
+/// one map per distinct set of labels, not one per transcript.
+pub fn write_labels_guarded<L: std::borrow::Borrow<LabelMap>>(
     path: &Path,
-    updates: &[(Option<usize>, LabelMap)],
+    updates: &[(Option<usize>, L)],
     expected: Option<Fingerprint>,
     writers: &OpenWriters,
 ) -> std::io::Result<WriteOutcome> {
@@ -233,12 +244,29 @@ pub fn write_labels_staged(
 }
 
 /// [`write_labels_staged`] against `writers`.
-fn write_labels_inner(
+fn write_labels_inner<L: std::borrow::Borrow<LabelMap>>(
     path: &Path,
-    updates: &[(Option<usize>, LabelMap)],
+    updates: &[(Option<usize>, L)],
     expected: Option<Fingerprint>,
     writers: &OpenWriters,
     hook: &mut dyn FnMut(Stage),
+) -> std::io::Result<WriteOutcome> {
+    write_labels_buffered(path, updates, expected, writers, hook, WRITE_BUFFER)
+}
+
+/// The read and write buffers of `--write` on a JSONL file: with the line
+/// being edited, all it holds of the file at once (the file is streamed
+/// through them, whatever its size).
+pub const WRITE_BUFFER: usize = 64 * 1024;
+
+/// [`write_labels_inner`] with buffers of `buffer` bytes.
+fn write_labels_buffered<L: std::borrow::Borrow<LabelMap>>(
+    path: &Path,
+    updates: &[(Option<usize>, L)],
+    expected: Option<Fingerprint>,
+    writers: &OpenWriters,
+    hook: &mut dyn FnMut(Stage),
+    buffer: usize,
 ) -> std::io::Result<WriteOutcome> {
     // Write through a symlink to its target.
     let target = std::fs::canonicalize(path)?;
@@ -261,23 +289,40 @@ fn write_labels_inner(
     // Read through the handle that is locked and checked before the rename;
     // opened without waiting, and checked itself, since a FIFO put at the
     // path after the check above would block the open.
-    let (mut file, opened) = crate::file::open_regular(&target)
+    let (file, opened) = crate::file::open_regular(&target)
         .map_err(|why| Error::new(ErrorKind::InvalidInput, why))?;
+    if let Some(refused) = hard_links(&opened) {
+        return Err(refused);
+    }
     if let Some(refused) = writers.refusal(&opened) {
         return Err(refused);
     }
-    let mut bytes = Vec::new();
-    file.read_to_end(&mut bytes)?;
-    if expected.is_some_and(|want| want != Fingerprint::of(&bytes)) {
-        return Err(Error::other(CHANGED_SINCE_READ));
-    }
-    let text = String::from_utf8(bytes)
-        .map_err(|_| Error::new(ErrorKind::InvalidData, "not valid UTF-8"))?;
-    let new_text = edit(&text, updates, is_jsonl(path))?;
-    if new_text == text {
-        return Ok(WriteOutcome::Unchanged);
-    }
-    let tmp = staged(&target, new_text.as_bytes())?;
+    let (tmp, digest) = if is_jsonl(path) {
+        match stream_jsonl(&target, &file, updates, expected, buffer)? {
+            Some(staged) => staged,
+            None => return Ok(WriteOutcome::Unchanged),
+        }
+    } else {
+        // One transcript, which the loader read whole (within
+        // `--max-file-size`): edited in memory.
+        let mut digest = Digest::default();
+        let mut bytes = Vec::new();
+        (&file).read_to_end(&mut bytes)?;
+        digest.add(&bytes);
+        if expected.is_some_and(|want| want != digest.whole.finish()) {
+            return Err(Error::other(CHANGED_SINCE_READ));
+        }
+        let text = String::from_utf8(bytes)
+            .map_err(|_| Error::new(ErrorKind::InvalidData, "not valid UTF-8"))?;
+        let new_text = edit(&text, updates)?;
+        if new_text == text {
+            return Ok(WriteOutcome::Unchanged);
+        }
+        let mut tmp = temp_beside(&target)?;
+        tmp.write_all(new_text.as_bytes())?;
+        (tmp, digest)
+    };
+    tmp.as_file().sync_all()?;
     hook(Stage::Staged);
     // Held from the check through the rename (the proxy's recorder appends
     // under the same lock) and released when `file` closes; `false` (no
@@ -288,12 +333,230 @@ fn write_labels_inner(
             format!("cannot lock the file: {e}: labels not written"),
         )
     })?;
-    unchanged_since_read(&mut file, &target, text.as_bytes())?;
+    unchanged_since_read(&file, &target, &digest, buffer)?;
     hook(Stage::Checked);
     // On error the temporary file is removed when `tmp` drops.
     tmp.persist(&target).map_err(|e| e.error)?;
     drop(file);
     Ok(WriteOutcome::Written)
+}
+
+/// Why a file with other hard links is not replaced: the replacement is a
+/// rename, which gives only this name the new file, and every other name
+/// would keep the old labels without a word (DECISIONS.md).
+fn hard_links(meta: &std::fs::Metadata) -> Option<Error> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let links = meta.nlink();
+        (links > 1).then(|| {
+            Error::new(
+                ErrorKind::InvalidInput,
+                format!(
+                    "the file has {links} hard links: not replaced, since its other name(s) \
+                     would keep the old labels; label a copy, or remove the other link(s)"
+                ),
+            )
+        })
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        None
+    }
+}
+
+/// Bytes per hash of [`Digest`]: what the final check re-reads to compare
+/// one hash, and the granularity of the offset it names.
+const CHECK_BLOCK: usize = 64 * 1024;
+
+/// What was read of the file being labelled, without holding it: its
+/// [`Fingerprint`] (to compare with the batch's read) and a hash of each
+/// [`CHECK_BLOCK`] bytes, for the check before the rename that the file
+/// still holds exactly what was read (8 bytes per 64 KiB of file).
+#[derive(Default)]
+struct Digest {
+    whole: crate::file::FingerprintWriter,
+    blocks: Vec<u64>,
+    block: std::collections::hash_map::DefaultHasher,
+    in_block: usize,
+}
+
+impl Digest {
+    fn add(&mut self, mut bytes: &[u8]) {
+        use std::hash::Hasher;
+        self.whole.add(bytes);
+        while !bytes.is_empty() {
+            let n = (CHECK_BLOCK - self.in_block).min(bytes.len());
+            // SipHash is a byte stream: pieces hash as their concatenation.
+            self.block.write(&bytes[..n]);
+            self.in_block += n;
+            bytes = &bytes[n..];
+            if self.in_block == CHECK_BLOCK {
+                self.blocks.push(self.block.finish());
+                self.block = Default::default();
+                self.in_block = 0;
+            }
+        }
+    }
+
+    /// The hashes of every block, the last partial one included.
+    fn hashes(&self) -> Vec<u64> {
+        use std::hash::Hasher;
+        let mut all = self.blocks.clone();
+        if self.in_block > 0 {
+            all.push(self.block.finish());
+        }
+        all
+    }
+
+    fn len(&self) -> u64 {
+        self.blocks.len() as u64 * CHECK_BLOCK as u64 + self.in_block as u64
+    }
+}
+
+/// Streams the JSONL file `file` (at `target`) into a temporary file beside
+/// it with `updates` applied, holding only its buffers and the line being
+/// edited: a line without an update (an unreadable one too) is copied
+/// byte for byte as it passes, never held whole. The temporary file is
+/// made at the first line that changes (the bytes before it copied then,
+/// and checked to be those read); `None` when no line changes.
+fn stream_jsonl<L: std::borrow::Borrow<LabelMap>>(
+    target: &Path,
+    file: &std::fs::File,
+    updates: &[(Option<usize>, L)],
+    expected: Option<Fingerprint>,
+    buffer: usize,
+) -> std::io::Result<Option<(tempfile::NamedTempFile, Digest)>> {
+    use std::io::BufRead;
+    // Index the updates by line once: a JSONL file may hold many thousands.
+    let by_line: std::collections::HashMap<usize, &LabelMap> = updates
+        .iter()
+        .filter_map(|(line, labels)| line.map(|n| (n, labels.borrow())))
+        .collect();
+    let mut reader = std::io::BufReader::with_capacity(buffer, file);
+    let mut digest = Digest::default();
+    let mut out: Option<std::io::BufWriter<tempfile::NamedTempFile>> = None;
+    // The first line whose labels cannot be stored: said once the whole
+    // file is read (a file changed since the batch read it says that first).
+    let mut failed: Option<Error> = None;
+    let mut line = Vec::new();
+    let mut number = 0usize;
+    while !fill(&mut reader)?.is_empty() {
+        number += 1;
+        let Some(labels) = by_line.get(&number) else {
+            // Copied through up to its `\n`, a buffer at a time.
+            loop {
+                let buf = fill(&mut reader)?;
+                if buf.is_empty() {
+                    break;
+                }
+                let (take, ends) = match memchr::memchr(b'\n', buf) {
+                    Some(i) => (i + 1, true),
+                    None => (buf.len(), false),
+                };
+                digest.add(&buf[..take]);
+                if let Some(out) = out.as_mut() {
+                    out.write_all(&buf[..take])?;
+                }
+                reader.consume(take);
+                if ends {
+                    break;
+                }
+            }
+            continue;
+        };
+        let start = digest.len();
+        // What was read before this line, while nothing is written yet.
+        let before = out.is_none().then(|| digest.whole.finish());
+        line.clear();
+        reader.read_until(b'\n', &mut line)?;
+        digest.add(&line);
+        let edited = match edit_line(&line, labels) {
+            Ok(edited) => edited,
+            Err(e) => {
+                failed.get_or_insert_with(|| Error::new(e.kind(), format!("line {number}: {e}")));
+                line.clone()
+            }
+        };
+        if let Some(before) = before.filter(|_| edited != line) {
+            out = Some(std::io::BufWriter::with_capacity(
+                buffer,
+                temp_with_prefix(target, start, &before, buffer)?,
+            ));
+        }
+        if let Some(out) = out.as_mut() {
+            out.write_all(&edited)?;
+        }
+        // A long line's buffer is not kept for the short ones after it.
+        if line.capacity() > 4 * buffer {
+            line = Vec::new();
+        }
+    }
+    if expected.is_some_and(|want| want != digest.whole.finish()) {
+        return Err(Error::other(CHANGED_SINCE_READ));
+    }
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    let Some(out) = out else {
+        return Ok(None);
+    };
+    let tmp = out.into_inner().map_err(|e| e.into_error())?;
+    Ok(Some((tmp, digest)))
+}
+
+/// `reader`'s buffer, filled if it is empty (a read interrupted by a
+/// signal is retried); empty at the end of the file.
+fn fill<R: std::io::BufRead>(reader: &mut R) -> std::io::Result<&[u8]> {
+    loop {
+        match reader.fill_buf() {
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            // Reborrowed: the retry loop above cannot hold the borrow.
+            Ok(_) => return reader.fill_buf(),
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// The temporary file beside `target`, holding the first `len` bytes of
+/// the file at `target`, which must fingerprint as `read` (what the
+/// stream read of them): read again through another handle, since the
+/// stream's own has gone past them.
+fn temp_with_prefix(
+    target: &Path,
+    len: u64,
+    read: &Fingerprint,
+    buffer: usize,
+) -> std::io::Result<tempfile::NamedTempFile> {
+    let mut tmp = temp_beside(target)?;
+    if len == 0 {
+        return Ok(tmp);
+    }
+    let (again, _) = crate::file::open_regular(target)
+        .map_err(|why| Error::new(ErrorKind::InvalidInput, why))?;
+    let mut copied = crate::file::FingerprintWriter::default();
+    let mut reader = std::io::BufReader::with_capacity(buffer, again.take(len));
+    {
+        let mut out = std::io::BufWriter::with_capacity(buffer, &mut tmp);
+        loop {
+            let buf = fill(&mut reader)?;
+            if buf.is_empty() {
+                break;
+            }
+            copied.add(buf);
+            out.write_all(buf)?;
+            let n = buf.len();
+            std::io::BufRead::consume(&mut reader, n);
+        }
+        out.flush()?;
+    }
+    if copied.finish() != *read {
+        return Err(Error::other(changed_while_labelled(
+            "its first bytes changed while they were read",
+        )));
+    }
+    Ok(tmp)
 }
 
 /// Takes `flock(LOCK_EX)` on `file`, waiting for its holder: the advisory
@@ -356,45 +619,70 @@ pub fn changed_while_labelled(why: &str) -> String {
 }
 
 /// Checks that `path` still names `file` and that `file` holds exactly
-/// `read` (an error saying what changed otherwise): the length first (an appended tail fails without reading anything), then the
-/// bytes, up to the first difference and past `read`'s end.
-fn unchanged_since_read(file: &mut std::fs::File, path: &Path, read: &[u8]) -> std::io::Result<()> {
+/// what `read` digested (an error saying what changed otherwise): the
+/// length first (an appended tail fails without reading anything), then
+/// the hash of each block, up to the first that differs.
+fn unchanged_since_read(
+    file: &std::fs::File,
+    path: &Path,
+    read: &Digest,
+    buffer: usize,
+) -> std::io::Result<()> {
     let changed = |why: String| Error::other(changed_while_labelled(&why));
     let now = file.metadata()?;
     if !same_file(&now, &std::fs::metadata(path)?) {
         return Err(changed("another file was put in its place".into()));
     }
-    if now.len() != read.len() as u64 {
+    let len = read.len();
+    if now.len() != len {
         return Err(changed(format!(
             "{} bytes now, {} read: another process {} it",
             now.len(),
-            read.len(),
-            if now.len() > read.len() as u64 {
+            len,
+            if now.len() > len {
                 "appended to"
             } else {
                 "cut"
             }
         )));
     }
-    file.rewind()?;
-    let mut buf = vec![0u8; 64 * 1024];
-    let mut at = 0;
+    let mut reader = file;
+    reader.rewind()?;
+    let mut again = Digest::default();
+    let mut buf = vec![0u8; buffer.clamp(1, CHECK_BLOCK)];
+    let hashes = read.hashes();
+    let mut checked = 0;
     loop {
-        let n = match file.read(&mut buf) {
+        let n = match reader.read(&mut buf) {
             Ok(0) => break,
             Ok(n) => n,
             Err(e) if e.kind() == ErrorKind::Interrupted => continue,
             Err(e) => return Err(e),
         };
-        if read.get(at..at + n) != Some(&buf[..n]) {
-            return Err(changed(format!(
-                "its bytes from offset {at} differ from what was read"
-            )));
+        again.add(&buf[..n]);
+        if again.len() > len {
+            break;
         }
-        at += n;
+        // Each block compared as soon as it is whole: the first that
+        // differs is named without reading the rest.
+        while checked < again.blocks.len() {
+            if hashes.get(checked) != Some(&again.blocks[checked]) {
+                return Err(changed(format!(
+                    "its bytes from offset {} differ from what was read",
+                    checked * CHECK_BLOCK
+                )));
+            }
+            checked += 1;
+        }
     }
-    if at != read.len() {
-        return Err(changed(format!("{at} bytes now, {} read", read.len())));
+    if again.len() != len {
+        return Err(changed(format!("{} bytes now, {len} read", again.len())));
+    }
+    if again.hashes() != hashes {
+        let at = again.blocks.len() * CHECK_BLOCK;
+        return Err(changed(format!(
+            "its bytes from offset {at} differ from what was read"
+        )));
     }
     Ok(())
 }
@@ -414,35 +702,32 @@ fn is_jsonl(path: &Path) -> bool {
     path.extension().and_then(|e| e.to_str()) == Some("jsonl")
 }
 
-/// `text` with the updates applied.
-fn edit(text: &str, updates: &[(Option<usize>, LabelMap)], jsonl: bool) -> std::io::Result<String> {
+/// One JSONL line (with its line ending) with `labels` stored in it.
+fn edit_line(line: &[u8], labels: &LabelMap) -> std::io::Result<Vec<u8>> {
+    let line = std::str::from_utf8(line)
+        .map_err(|_| Error::new(ErrorKind::InvalidData, "not valid UTF-8"))?;
+    let (body, nl) = split_newline(line);
+    let (bom, body) = split_bom(body);
+    let edited = jsontext::set_member(body, "labels", &labels_json(labels, None))
+        .map_err(|e| Error::new(ErrorKind::InvalidData, e))?;
+    let mut out = Vec::with_capacity(bom.len() + edited.len() + nl.len());
+    out.extend_from_slice(bom.as_bytes());
+    out.extend_from_slice(edited.as_bytes());
+    out.extend_from_slice(nl.as_bytes());
+    Ok(out)
+}
+
+/// The text of a `.json` file (one transcript) with the update applied.
+fn edit<L: std::borrow::Borrow<LabelMap>>(
+    text: &str,
+    updates: &[(Option<usize>, L)],
+) -> std::io::Result<String> {
     let invalid = |e: jsontext::EditError| Error::new(ErrorKind::InvalidData, e);
-    if jsonl {
-        // Index the updates by line once: a JSONL file may hold many thousands.
-        let by_line: std::collections::HashMap<usize, &LabelMap> = updates
-            .iter()
-            .filter_map(|(line, labels)| line.map(|n| (n, labels)))
-            .collect();
-        let mut out = String::with_capacity(text.len() + 256);
-        for (i, line) in text.split_inclusive('\n').enumerate() {
-            let n = i + 1;
-            match by_line.get(&n) {
-                Some(labels) => {
-                    let (body, nl) = split_newline(line);
-                    let (bom, body) = split_bom(body);
-                    out.push_str(bom);
-                    out.push_str(
-                        &jsontext::set_member(body, "labels", &labels_json(labels, None))
-                            .map_err(invalid)?,
-                    );
-                    out.push_str(nl);
-                }
-                None => out.push_str(line),
-            }
-        }
-        return Ok(out);
-    }
-    let Some((_, labels)) = updates.iter().find(|(l, _)| l.is_none()) else {
+    let Some(labels) = updates
+        .iter()
+        .find(|(l, _)| l.is_none())
+        .map(|(_, labels)| labels.borrow())
+    else {
         return Ok(text.to_string());
     };
     let (bom, body) = split_bom(text);
@@ -513,14 +798,18 @@ fn labels_json_nl(labels: &LabelMap, indent: Option<&str>, nl: &str) -> String {
 /// file. The temporary file is created exclusively under a random name, with
 /// `path`'s permissions (and owner and group, or the write is refused).
 pub fn atomic_write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut tmp = temp_beside(path)?;
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_all()?;
     // On error the temporary file is removed when it drops.
-    staged(path, bytes)?.persist(path).map_err(|e| e.error)?;
+    tmp.persist(path).map_err(|e| e.error)?;
     Ok(())
 }
 
-/// The synced temporary file of [`atomic_write`], holding `bytes`, not yet
-/// renamed over `path`.
-fn staged(path: &Path, bytes: &[u8]) -> std::io::Result<tempfile::NamedTempFile> {
+/// The temporary file of [`atomic_write`] and `--write`, empty, beside
+/// `path`: created exclusively under a random name, with `path`'s
+/// permissions, owner and group (or an error).
+fn temp_beside(path: &Path) -> std::io::Result<tempfile::NamedTempFile> {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -536,14 +825,12 @@ fn staged(path: &Path, bytes: &[u8]) -> std::io::Result<tempfile::NamedTempFile>
     if let Some(meta) = &original {
         builder.permissions(meta.permissions());
     }
-    let mut tmp = builder.tempfile_in(dir)?;
+    let tmp = builder.tempfile_in(dir)?;
     if let Some(meta) = &original {
         // The creation mode went through the umask: set it exactly.
         tmp.as_file().set_permissions(meta.permissions())?;
         keep_owner(tmp.as_file(), meta)?;
     }
-    tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
     Ok(tmp)
 }
 
@@ -673,6 +960,167 @@ mod tests {
             fs::read_to_string(&path).unwrap(),
             "{\"output\": \"a\", \"labels\": {\"tag\": \"no_call\"}}\n"
         );
+    }
+
+    /// `write_labels` with buffers of `buffer` bytes.
+    fn write_buffered(
+        path: &Path,
+        updates: &[(Option<usize>, LabelMap)],
+        expected: Option<Fingerprint>,
+        buffer: usize,
+    ) -> std::io::Result<WriteOutcome> {
+        write_labels_buffered(
+            path,
+            updates,
+            expected,
+            &OpenWriters::default(),
+            &mut |_| {},
+            buffer,
+        )
+    }
+
+    /// Regression (s47-files): `--write` read a whole JSONL file into
+    /// memory (twice over: the bytes and the new text), so a multi-GB
+    /// transcript file needed as much memory again. It is streamed now
+    /// through buffers of a few bytes here: lines longer than the buffer,
+    /// updated or not, at the start, in the middle and last (without a
+    /// `\n`), a BOM, CRLF, and lines that are not JSON or not UTF-8, which
+    /// are copied byte for byte (a non-UTF-8 line no longer stops the
+    /// labels of the others: the whole file had to be UTF-8 before).
+    #[test]
+    fn a_jsonl_file_is_streamed_through_small_buffers_byte_for_byte() {
+        let dir = tempfile::tempdir().unwrap();
+        let jsonl = dir.path().join("t.jsonl");
+        let mut text =
+            b"\xef\xbb\xbf{\"output\": \"first line, longer than the buffer\"}\r\n".to_vec();
+        text.extend_from_slice(b"not json at all, kept\n");
+        text.extend_from_slice(b"{\"output\": \"caf\xe9\"}\n");
+        text.extend_from_slice(b"\n");
+        text.extend_from_slice(b"{\"output\": \"b\", \"labels\": {\"x\": \"y\"}}\n");
+        text.extend_from_slice(b"{\"output\": \"untouched\"}\n");
+        text.extend_from_slice(b"{\"output\": \"last, no newline\"}");
+        let updates = [(Some(1), one()), (Some(5), one()), (Some(7), one())];
+        for buffer in [1, 3, 7, 64, WRITE_BUFFER] {
+            fs::write(&jsonl, &text).unwrap();
+            let read = Fingerprint::of(&text);
+            let wrote = write_buffered(&jsonl, &updates, Some(read), buffer).unwrap();
+            assert_eq!(wrote, WriteOutcome::Written, "buffer {buffer}");
+            let mut want = b"\xef\xbb\xbf{\"output\": \"first line, longer than the buffer\", \"labels\": {\"tag\": \"pass\"}}\r\n".to_vec();
+            want.extend_from_slice(b"not json at all, kept\n");
+            want.extend_from_slice(b"{\"output\": \"caf\xe9\"}\n");
+            want.extend_from_slice(b"\n");
+            want.extend_from_slice(b"{\"output\": \"b\", \"labels\": {\"tag\": \"pass\"}}\n");
+            want.extend_from_slice(b"{\"output\": \"untouched\"}\n");
+            want.extend_from_slice(
+                b"{\"output\": \"last, no newline\", \"labels\": {\"tag\": \"pass\"}}",
+            );
+            assert_eq!(
+                String::from_utf8_lossy(&fs::read(&jsonl).unwrap()),
+                String::from_utf8_lossy(&want),
+                "buffer {buffer}"
+            );
+            assert_eq!(fs::read(&jsonl).unwrap(), want, "buffer {buffer}");
+            // Again: the labels are there, nothing is written.
+            let again = Fingerprint::of(&want);
+            let wrote = write_buffered(&jsonl, &updates, Some(again), buffer).unwrap();
+            assert_eq!(wrote, WriteOutcome::Unchanged, "buffer {buffer}");
+            assert_eq!(temps_left(dir.path()), 0);
+        }
+    }
+
+    /// The check before the rename compares what was read block by block
+    /// (a hash per 64 KiB, nothing held): a byte changed in the second
+    /// block is named by that block's offset, and the file is left alone.
+    #[test]
+    fn a_change_past_the_first_block_is_caught_before_the_rename() {
+        let dir = tempfile::tempdir().unwrap();
+        let jsonl = dir.path().join("t.jsonl");
+        let filler = format!("{{\"output\": \"{}\"}}\n", "x".repeat(1000));
+        let mut text = String::from("{\"output\": \"a\"}\n");
+        while text.len() < 3 * CHECK_BLOCK {
+            text.push_str(&filler);
+        }
+        fs::write(&jsonl, &text).unwrap();
+        let at = CHECK_BLOCK + 10;
+        let err = write_labels_staged(&jsonl, &[(Some(1), one())], None, &mut |stage| {
+            if stage == Stage::Staged {
+                let mut f = fs::OpenOptions::new().write(true).open(&jsonl).unwrap();
+                f.seek(std::io::SeekFrom::Start(at as u64)).unwrap();
+                f.write_all(b"y").unwrap();
+            }
+        })
+        .unwrap_err();
+        assert!(
+            err.to_string().contains(&format!(
+                "its bytes from offset {CHECK_BLOCK} differ from what was read"
+            )),
+            "{err}"
+        );
+        let mut changed = text.into_bytes();
+        changed[at] = b'y';
+        assert_eq!(fs::read(&jsonl).unwrap(), changed);
+        assert_eq!(temps_left(dir.path()), 0);
+    }
+
+    /// A file changed after the batch read it says so, not that a line it
+    /// would label is no longer JSON.
+    #[test]
+    fn a_changed_file_is_named_changed_before_a_line_that_cannot_be_labelled() {
+        let dir = tempfile::tempdir().unwrap();
+        let jsonl = dir.path().join("t.jsonl");
+        let read = Fingerprint::of(b"{\"output\": \"a\"}\n");
+        fs::write(&jsonl, "not json any more\n").unwrap();
+        let err = write_labels_checked(&jsonl, &[(Some(1), one())], Some(read)).unwrap_err();
+        assert_eq!(err.to_string(), CHANGED_SINCE_READ);
+        let err = write_labels_checked(&jsonl, &[(Some(1), one())], None).unwrap_err();
+        assert!(err.to_string().starts_with("line 1: "), "{err}");
+        assert_eq!(fs::read_to_string(&jsonl).unwrap(), "not json any more\n");
+        assert_eq!(temps_left(dir.path()), 0);
+    }
+
+    /// Regression (s47-files): a file with another hard link was replaced
+    /// by a rename, which gave only the name written the new labels: the
+    /// other name silently kept the old file. Refused now, naming the
+    /// count; both names are left as they were.
+    #[cfg(unix)]
+    #[test]
+    fn a_file_with_another_hard_link_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["t.jsonl", "t.json"] {
+            let path = dir.path().join(name);
+            let other = dir.path().join(format!("other-{name}"));
+            let text = if name.ends_with(".jsonl") {
+                "{\"output\": \"a\"}\n"
+            } else {
+                "{\"output\": \"a\"}"
+            };
+            fs::write(&path, text).unwrap();
+            fs::hard_link(&path, &other).unwrap();
+            let line = name.ends_with(".jsonl").then_some(1);
+            let err = write_labels(&path, &[(line, one())]).unwrap_err();
+            assert_eq!(
+                err.to_string(),
+                "the file has 2 hard links: not replaced, since its other name(s) would keep \
+                 the old labels; label a copy, or remove the other link(s)"
+            );
+            // Through a symlink too: its target is what counts.
+            let link = dir.path().join(format!("link-{name}"));
+            std::os::unix::fs::symlink(&path, &link).unwrap();
+            let err = write_labels(&link, &[(line, one())]).unwrap_err();
+            assert!(err.to_string().contains("2 hard links"), "{err}");
+            assert_eq!(fs::read_to_string(&path).unwrap(), text);
+            assert_eq!(fs::read_to_string(&other).unwrap(), text);
+            fs::remove_file(&other).unwrap();
+            write_labels(&link, &[(line, one())]).unwrap();
+            assert!(fs::read_to_string(&path).unwrap().contains("labels"));
+            assert!(
+                fs::symlink_metadata(&link)
+                    .unwrap()
+                    .file_type()
+                    .is_symlink()
+            );
+        }
+        assert_eq!(temps_left(dir.path()), 0);
     }
 
     #[test]
