@@ -605,9 +605,21 @@ mod tests {
         let nodes = Nodes::new(DEFAULT_MAX_REQUEST_NODES);
         let text = std::str::from_utf8(body).unwrap();
         let mut de = serde_json::Deserializer::from_str(text);
-        let serde = de
-            .deserialize_any(TopVisitor(&nodes))
-            .unwrap_or_else(|e| panic!("scanned, refused by serde ({e}): {shown}"));
+        let serde = match de.deserialize_any(TopVisitor(&nodes)) {
+            Ok(top) => top,
+            Err(e) => {
+                // Only the text of `tools` or `functions` is delimited,
+                // not checked, by the scan: such text cannot be one the
+                // cache holds (each parsed), so the full read decides.
+                let parses =
+                    |t: Option<&str>| t.is_none_or(|t| serde_json::from_str::<Value>(t).is_ok());
+                assert!(
+                    !(parses(top.tools) && parses(top.functions)),
+                    "scanned, refused by serde ({e}): {shown}"
+                );
+                return;
+            }
+        };
         de.end().unwrap();
         let scalar = |s: &Option<Scalar>| match s {
             None => "absent".to_string(),

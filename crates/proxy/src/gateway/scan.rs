@@ -72,6 +72,47 @@ fn run_end(b: &[u8], from: usize) -> usize {
     from + stop
 }
 
+/// The index just past the bracket that closes the list or object
+/// opening at `start`, brackets inside strings not counted; `None` when
+/// it does not close. Delimits, does not check (linear, no recursion).
+fn container_end(b: &[u8], start: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut i = start;
+    loop {
+        // The next quote, bracket or brace.
+        let at = i + b
+            .get(i..)?
+            .iter()
+            .position(|&c| matches!(c, b'"' | b'[' | b']' | b'{' | b'}'))?;
+        match b.get(at)? {
+            b'"' => {
+                // Past the string: its closing quote is the first one not
+                // escaped by an odd run of backslashes.
+                let mut j = at + 1;
+                loop {
+                    let q = j + memchr::memchr2(b'"', b'\\', b.get(j..)?)?;
+                    if b.get(q)? == &b'"' {
+                        i = q + 1;
+                        break;
+                    }
+                    j = q + 2;
+                }
+            }
+            b'[' | b'{' => {
+                depth += 1;
+                i = at + 1;
+            }
+            _ => {
+                depth = depth.checked_sub(1)?;
+                i = at + 1;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+        }
+    }
+}
+
 /// How many bytes [`run_end`] looks at one by one before it searches.
 const SHORT: usize = 24;
 
@@ -435,13 +476,25 @@ impl<'a> Cur<'a> {
         })
     }
 
-    /// The text of a value, checked, not counted.
+    /// The text of `tools` or `functions`, not counted. A list or object
+    /// is only delimited (its brackets matched outside strings), not
+    /// checked: its text is only used to find an allowlist read before
+    /// from the same bytes, which parsed then, and a JSON list or object
+    /// ends at its own closing bracket, so the parse that took those bytes
+    /// reads exactly them here too; bytes not read before go to the full
+    /// read, which checks them (`request::read`). Anything else is
+    /// checked as [`Self::skip`] checks it.
     fn raw(&mut self) -> Option<&'a str> {
         self.ws();
-        let (start, left) = (self.i, self.left);
-        self.left = usize::MAX;
-        self.skip(0, false)?;
-        self.left = left;
+        let start = self.i;
+        if let Some(b'[' | b'{') = self.b.get(start) {
+            self.i = container_end(self.b, start)?;
+        } else {
+            let left = self.left;
+            self.left = usize::MAX;
+            self.skip(0, false)?;
+            self.left = left;
+        }
         self.text.get(start..self.i)
     }
 
@@ -649,6 +702,25 @@ mod tests {
             }
         }
         assert_eq!(run_end(b"ab", 5), 2);
+    }
+
+    /// A list or object is delimited by its brackets outside strings,
+    /// escaped quotes and all; one that does not close is not delimited.
+    #[test]
+    fn a_container_ends_at_its_own_bracket() {
+        for (text, end) in [
+            ("[]", Some(2)),
+            ("{} x", Some(2)),
+            (r#"[{"a": "]}\"]"}, [1]] ,"#, Some(21)),
+            (r#"["\\"] "#, Some(6)),
+            (r#"{"a": ["}"]}]"#, Some(12)),
+            ("[[]", None),
+            (r#"["]"#, None),
+            (r#"["\"]"#, None),
+            ("]", None),
+        ] {
+            assert_eq!(container_end(text.as_bytes(), 0), end, "{text}");
+        }
     }
 
     /// The keys read as nothing without asking: each one the general arms
