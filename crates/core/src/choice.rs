@@ -67,9 +67,10 @@ pub fn allowed(request: &Value) -> Result<Allowed, String> {
 /// `true`, `null` and no member set no limit. Anything else cannot be read
 /// (an error naming the member and the value): pydantic reads `"false"` or
 /// `0` as `false` (vLLM then keeps one call), so reading them as no limit
-/// would serve calls the client will not run. The one rule of the proxy
-/// (which refuses such a request, 400 in enforce), the importers (a load
-/// error) and the transcript's own `parallel_tool_calls` member.
+/// would serve calls the client will not run. The one rule the proxy reads
+/// it by (its request reader refuses such a request before, 400 in
+/// enforce), the importers (a load error) and the loader (the transcript's
+/// own `parallel_tool_calls` member, else its request's).
 pub fn one_call_at_most(value: Option<&Value>) -> Result<bool, String> {
     match value {
         None | Some(Value::Null) | Some(Value::Bool(true)) => Ok(false),
