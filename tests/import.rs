@@ -1630,3 +1630,102 @@ fn an_output_that_cannot_be_written_loses_only_itself() {
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }
+
+/// Probe s47: an OpenAI chat log whose request set `parallel_tool_calls:
+/// false` and whose answer made two calls was decided `execute` by `import`
+/// and `label`, where the proxy rejected it at the `single` gate. The
+/// written transcript carries `parallel_tool_calls: false`; it and the log
+/// read directly are rejected at `single` (label `pass`: the model did
+/// nothing wrong); the same exchange without the flag executes both calls.
+/// A `parallel_tool_calls` that is not a boolean is a load error naming
+/// it, the other lines written.
+#[test]
+fn a_chat_log_under_parallel_tool_calls_false_is_rejected_at_single() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("chat_log.jsonl");
+    let line = |id: &str, flag: &str| {
+        format!(
+            r#"{{"id": "{id}", "request": {{"model": "gpt-4o", "messages": [{{"role": "user", "content": "Weather in Paris and Rome?"}}],
+            "tools": [{{"type": "function", "function": {{"name": "get_weather", "parameters": {{"type": "object",
+              "properties": {{"city": {{"type": "string"}}}}, "required": ["city"]}}}}}}]{flag}}},
+            "response": {{"id": "chatcmpl-1", "object": "chat.completion", "model": "gpt-4o", "choices": [{{"index": 0,
+              "message": {{"role": "assistant", "content": null, "tool_calls": [
+                {{"id": "a", "type": "function", "function": {{"name": "get_weather", "arguments": "{{\"city\": \"Paris\"}}"}}}},
+                {{"id": "b", "type": "function", "function": {{"name": "get_weather", "arguments": "{{\"city\": \"Rome\"}}"}}}}]}},
+              "finish_reason": "tool_calls"}}]}}}}"#
+        )
+        .replace('\n', " ")
+    };
+    fs::write(
+        &log,
+        [
+            line("one", r#", "parallel_tool_calls": false"#),
+            line("any", ""),
+            line("odd", r#", "parallel_tool_calls": "false""#),
+        ]
+        .join("\n")
+            + "\n",
+    )
+    .unwrap();
+    let out_dir = dir.path().join("o");
+    let out = toolgate(&[
+        "import",
+        log.to_str().unwrap(),
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains(
+            "chat_log.jsonl:3: the request's `parallel_tool_calls` must be true or false, not \"false\""
+        ),
+        "{err}"
+    );
+    let written_path = out_dir.join("chat_log.jsonl");
+    let written = fs::read_to_string(&written_path).unwrap();
+    let objects: Vec<Value> = written
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(objects.len(), 2);
+    assert_eq!(objects[0]["parallel_tool_calls"], false);
+    assert!(objects[1].get("parallel_tool_calls").is_none());
+    // The written transcripts, and the log itself, replayed by the profile
+    // that reads native calls.
+    for path in [&written_path, &log] {
+        let out = toolgate(&[
+            "label",
+            "--format",
+            "jsonl",
+            "--profile",
+            "native",
+            path.to_str().unwrap(),
+        ]);
+        let recs: Vec<Value> = String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .filter(|r: &Value| r.get("error").is_none())
+            .collect();
+        let got: Vec<(&str, &str, &Value, &str)> = recs
+            .iter()
+            .map(|r| {
+                (
+                    r["id"].as_str().unwrap(),
+                    r["profile"]["decision"].as_str().unwrap(),
+                    &r["profile"]["gate"],
+                    r["labels"]["native"].as_str().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("one", "reject", &Value::from("single"), "pass"),
+                ("any", "execute", &Value::Null, "pass"),
+            ],
+            "{path:?}"
+        );
+    }
+}

@@ -3,6 +3,7 @@ around the Rust work (compiling the tools too), Python-style reprs."""
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 
@@ -153,3 +154,35 @@ def test_a_gate_over_a_list_too_heavy_for_the_cache_compiles_it_once():
         v = gate.parse('<tool_call>{"name": "t1", "arguments": {"x": "1"}}</tool_call>')
         assert v.decision == "execute"
     assert _native._tool_compilations("hermes") == before + 1
+
+
+def test_label_rejects_two_calls_where_the_request_set_parallel_tool_calls_false():
+    # Probe s47: a transcript (or a logged chat exchange) whose request set
+    # parallel_tool_calls: false, answered with two calls, was decided
+    # `execute` by label, where the proxy and the LiteLLM guardrail reject
+    # it at the `single` gate. The label stays the model's.
+    two = CALL + "\n" + CALL.replace("Antwerp", "Ghent")
+    for flag, want in [(False, ("reject", "single", "pass")),
+                       (True, ("execute", None, "pass")),
+                       (None, ("execute", None, "pass"))]:
+        t = {"tools": TOOLS, "output": two}
+        if flag is not None:
+            t["parallel_tool_calls"] = flag
+        row = toolgate.label(t, profile="default")["profile"]
+        assert (row["decision"], row["gate"], row["label"]) == want, (flag, row)
+    native = [{"id": c, "type": "function", "function": {
+        "name": "get_weather", "arguments": '{"city": "%s"}' % city}}
+        for c, city in [("a", "Paris"), ("b", "Rome")]]
+    pair = {"request": {"model": "gpt-4o", "parallel_tool_calls": False,
+                        "tools": [{"type": "function", "function": TOOLS[0]}]},
+            "response": {"object": "chat.completion", "choices": [{"index": 0,
+                         "message": {"role": "assistant", "content": None,
+                                     "tool_calls": native},
+                         "finish_reason": "tool_calls"}]}}
+    [record] = toolgate.label_text(json.dumps(pair), "log.json", profile="native")
+    row = record["profile"]
+    assert (row["decision"], row["gate"]) == ("reject", "single"), row
+    # A value that is not a boolean is an error naming it, as in import.
+    pair["request"]["parallel_tool_calls"] = "false"
+    [record] = toolgate.label_text(json.dumps(pair), "log.json", profile="native")
+    assert "`parallel_tool_calls` must be true or false" in record["error"], record

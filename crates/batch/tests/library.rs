@@ -340,3 +340,78 @@ fn label_write_holds_each_distinct_set_of_labels_once() {
     }
     assert_eq!(written.lines().count(), 200);
 }
+
+/// Probe s47: `label` decided `execute` for a transcript whose request set
+/// `parallel_tool_calls: false` and whose answer made two calls, where the
+/// proxy rejected it at the `single` gate. The transcript's own member (what
+/// `toolgate import` writes) and a proxy recording's `request` both carry
+/// it; the label stays the model's (`pass`, nothing to relabel), the
+/// decision is the proxy's. Without the flag both calls execute.
+#[test]
+fn label_rejects_two_calls_where_the_request_set_parallel_tool_calls_false() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("one_call.jsonl");
+    let two = format!("{}\n{}", hermes("Paris"), hermes("Rome"));
+    let lines = [
+        json!({"id": "member", "model": "m", "tools": tools(), "output": two,
+               "parallel_tool_calls": false, "labels": {"hermes": "pass"}}),
+        json!({"id": "recording", "model": "m", "tools": tools(), "output": two,
+               "request": {"model": "m", "tools": tools(), "parallel_tool_calls": false},
+               "labels": {"hermes": "pass"}}),
+        json!({"id": "free", "model": "m", "tools": tools(), "output": two,
+               "labels": {"hermes": "pass"}}),
+        json!({"id": "true", "model": "m", "tools": tools(), "output": two,
+               "parallel_tool_calls": true, "labels": {"hermes": "pass"}}),
+    ];
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&path, text).unwrap();
+    let engine = Engine::new(Profile::reading("hermes"));
+    let auto = Auto::given(Profile::reading("hermes"));
+    let summarizer = Summarizer {
+        engine: &engine,
+        compare: true,
+        require_labels: false,
+        record: Some(Record::Line),
+    };
+    let entries = toolgate_batch::collect(&engine, &auto, &[path], &options(2), |t, o, c| {
+        summarizer.summarize(t, o, c)
+    });
+    let got: Vec<(String, String, Value, usize)> = entries
+        .iter()
+        .filter_map(|e| match e {
+            Entry::Done { value, .. } => Some(value),
+            Entry::Bad(err) => panic!("every line reads: {}", err.reason),
+            Entry::FileEnd { .. } => None,
+        })
+        .map(|labels| {
+            // The stored label stands (other modes that read the calls
+            // are new, not stored).
+            assert!(
+                labels.diffs.iter().all(|d| d.stored.is_none()),
+                "labels unchanged: {:?}",
+                labels.diffs
+            );
+            let record: Value = serde_json::from_slice(labels.line.as_deref().unwrap()).unwrap();
+            assert_eq!(record["profile"]["label"], "pass", "{record}");
+            assert_eq!(record["labels"]["hermes"], "pass", "{record}");
+            (
+                record["id"].as_str().unwrap().to_string(),
+                record["profile"]["decision"].as_str().unwrap().to_string(),
+                record["profile"]["gate"].clone(),
+                record["profile"]["calls"].as_array().unwrap().len(),
+            )
+        })
+        .collect();
+    let row = |id: &str, decision: &str, gate: Value, calls: usize| {
+        (id.to_string(), decision.to_string(), gate, calls)
+    };
+    assert_eq!(
+        got,
+        [
+            row("member", "reject", json!("single"), 0),
+            row("recording", "reject", json!("single"), 0),
+            row("free", "execute", Value::Null, 2),
+            row("true", "execute", Value::Null, 2),
+        ]
+    );
+}

@@ -62,6 +62,27 @@ pub fn allowed(request: &Value) -> Result<Allowed, String> {
     Ok(choice.and(legacy))
 }
 
+/// Whether a request's `parallel_tool_calls` (`value`, the member as
+/// written; `None` when absent) lets at most one call execute: `false` does;
+/// `true`, `null` and no member set no limit. Anything else cannot be read
+/// (an error naming the member and the value): pydantic reads `"false"` or
+/// `0` as `false` (vLLM then keeps one call), so reading them as no limit
+/// would serve calls the client will not run. The one rule the proxy reads
+/// it by (its request reader refuses such a request before, 400 in
+/// enforce), the importers (a load error) and the loader (the transcript's
+/// own `parallel_tool_calls` member, else its request's).
+pub fn one_call_at_most(value: Option<&Value>) -> Result<bool, String> {
+    match value {
+        None | Some(Value::Null) | Some(Value::Bool(true)) => Ok(false),
+        Some(Value::Bool(false)) => Ok(true),
+        Some(other) => Err(format!(
+            "`parallel_tool_calls` must be true or false, not {}: how many calls may execute \
+             cannot be read",
+            shown(other)
+        )),
+    }
+}
+
 /// The tool names a `tool_choice` alone narrows the allowlist to (a named
 /// tool, `allowed_tools`, a hosted tool: none), or `None` when it does not
 /// narrow it (`auto`, `required`, `none`, no choice): the importers' reading
@@ -291,6 +312,27 @@ mod tests {
         ];
         for (request, expected) in cases {
             assert_eq!(allowed(&request), Ok(expected), "{request}");
+        }
+    }
+
+    #[test]
+    fn parallel_tool_calls_false_alone_limits_to_one_call() {
+        assert_eq!(one_call_at_most(None), Ok(false));
+        assert_eq!(one_call_at_most(Some(&json!(null))), Ok(false));
+        assert_eq!(one_call_at_most(Some(&json!(true))), Ok(false));
+        assert_eq!(one_call_at_most(Some(&json!(false))), Ok(true));
+        for (value, shown) in [
+            (json!("false"), "\"false\""),
+            (json!(0), "0"),
+            (json!([false]), "[false]"),
+        ] {
+            let err = one_call_at_most(Some(&value)).unwrap_err();
+            assert!(
+                err.starts_with(&format!(
+                    "`parallel_tool_calls` must be true or false, not {shown}"
+                )),
+                "{err}"
+            );
         }
     }
 

@@ -869,6 +869,7 @@ struct Fields<'a> {
     labels: Option<&'a Value>,
     import: Option<&'a Value>,
     proxy: Option<&'a Value>,
+    parallel_tool_calls: Option<&'a Value>,
 }
 
 impl<'a> Fields<'a> {
@@ -892,6 +893,7 @@ impl<'a> Fields<'a> {
                 "labels" => &mut f.labels,
                 import::IMPORT_MEMBER => &mut f.import,
                 "proxy" => &mut f.proxy,
+                "parallel_tool_calls" => &mut f.parallel_tool_calls,
                 _ => continue,
             };
             *slot = Some(value);
@@ -1046,6 +1048,13 @@ fn from_object_with(
         Some(_) => return Err("`labels` must be an object".into()),
     };
     let labels_member = f.labels.is_some();
+    // The request's `parallel_tool_calls`: the transcript's own member
+    // (what `toolgate import` writes), else the request's (the
+    // `request`/`response` form, a proxy recording's `request`).
+    let one_call = crate::choice::one_call_at_most(
+        f.parallel_tool_calls
+            .or_else(|| f.request.and_then(|r| r.get("parallel_tool_calls"))),
+    )?;
     let origin = f.import.and_then(import::ImportInfo::read);
     let proxy = f.proxy.and_then(ProxyInfo::read);
 
@@ -1059,6 +1068,7 @@ fn from_object_with(
         tools,
         tools_known,
         tool_problems,
+        one_call,
         output,
         reasoning,
         tool_calls,

@@ -64,6 +64,13 @@ pub struct Transcript {
     pub tools_known: bool,
     /// Tool definitions that could not be read (each makes nothing callable).
     pub tool_problems: Vec<String>,
+    /// The request set `parallel_tool_calls: false`: at most one call may
+    /// execute, and an output of more is rejected whole at the `single`
+    /// gate, as the proxy rejects it. Read from the transcript's
+    /// `parallel_tool_calls` member, else its `request`'s (the
+    /// `request`/`response` form, a proxy recording); absent, `true` or
+    /// `null`: no limit ([`crate::choice::one_call_at_most`]).
+    pub one_call: bool,
     /// The raw assistant text: what is parsed.
     pub output: String,
     /// Separate reasoning text.

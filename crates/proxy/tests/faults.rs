@@ -2961,7 +2961,75 @@ async fn parallel_tool_calls_false_rejects_two_calls_whole() {
             refused["proxy"]["label"], "pass",
             "the label is the model's: {refused}"
         );
+        // Probe s47: replay decides each recorded exchange as the proxy
+        // did — the recording itself (what `label` and the inspector read)
+        // and, for the answer that came whole, its request/response pair as
+        // `toolgate import` writes it — with the same gate and reason. The
+        // native calls are replayed by the `native` profile, whose gates
+        // the proxy judged them by.
+        let engine = Engine::new(Profile::builtin("native").unwrap());
+        for l in &lines {
+            let mut replayed = vec![("recording", transcript_of(&l.to_string()))];
+            if !stream {
+                let pair = json!({"request": l["request"], "response": l["response"]});
+                let written = imported_chat(&pair);
+                let flag = &l["request"]["parallel_tool_calls"];
+                let member = serde_json::from_str::<Value>(&written).unwrap();
+                assert_eq!(
+                    member.get("parallel_tool_calls"),
+                    (flag == false).then_some(&json!(false)),
+                    "{written}"
+                );
+                replayed.push(("import", transcript_of(&written)));
+            }
+            for (how, t) in replayed {
+                let r = engine
+                    .judge(&t, &engine.profile, toolgate_validator::Full)
+                    .profile;
+                let reason = match &r.decision {
+                    toolgate_core::Decision::Reject { reason, .. } => json!(reason),
+                    _ => Value::Null,
+                };
+                assert_eq!(
+                    r.decision.kind(),
+                    l["proxy"]["decision"],
+                    "{how} stream={stream}: {l}"
+                );
+                assert_eq!(
+                    json!(r.decision.gate().map(toolgate_core::Gate::as_str)),
+                    l["proxy"]["gate"],
+                    "{how} stream={stream}: {l}"
+                );
+                assert_eq!(reason, l["proxy"]["reason"], "{how} stream={stream}: {l}");
+                assert_eq!(
+                    r.label.as_str(),
+                    l["proxy"]["label"],
+                    "{how} stream={stream}"
+                );
+            }
+        }
     }
+}
+
+/// A transcript as the loader reads it from one line of text.
+fn transcript_of(text: &str) -> toolgate_core::Transcript {
+    toolgate_core::load::parse_transcript(text, Path::new("t.jsonl"), Some(1), "t").unwrap()
+}
+
+/// What `toolgate import` writes for an OpenAI chat request/response pair
+/// (its one transcript line).
+fn imported_chat(pair: &Value) -> String {
+    use toolgate_core::import::{Companions, Kind};
+    let lines = toolgate_core::convert::transcript_lines(
+        Path::new("pair.json"),
+        &pair.to_string(),
+        Kind::OpenaiChat,
+        &Companions::default(),
+    )
+    .unwrap();
+    assert!(lines.errors.is_empty(), "{:?}", lines.errors);
+    assert_eq!(lines.lines.len(), 1);
+    lines.lines[0].clone()
 }
 
 /// Probe s46: the request's `tool_choice` narrows the allowlist. A call of

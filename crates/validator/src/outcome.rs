@@ -200,7 +200,8 @@ impl Engine {
                     .unwrap_or_default()
             },
             primary,
-        );
+        )
+        .under_terms_of(transcript);
         let mut found: Vec<Finding> = Vec::new();
         if reporting {
             found.extend(findings::stream_divergence(

@@ -244,13 +244,13 @@ impl Judged {
     /// The request said `parallel_tool_calls: false`: an output that would
     /// execute more than one call is rejected whole at the `single` gate
     /// (a client that asked for one call may run only the first), its
-    /// label unchanged. The proxy and the LiteLLM guardrail apply it.
+    /// label unchanged. The proxy and the LiteLLM guardrail apply it;
+    /// replay applies the same rule to a transcript whose request set it
+    /// ([`toolgate_core::Transcript::one_call`]).
     pub fn one_call_at_most(&mut self) {
         let n = self.call_count();
         if n > 1 && !self.rejects() {
-            self.refused = Some(format!(
-                "{n} calls, where the request set parallel_tool_calls: false (at most one)"
-            ));
+            self.refused = Some(crate::gates::one_call_refusal(n));
         }
     }
 

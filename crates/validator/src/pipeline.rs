@@ -23,7 +23,9 @@
 //! `tracing` event with target `toolgate::telemetry`.
 
 use crate::gates::gate_prepared;
-pub use crate::gates::{GateCheck, Gated, Role, gate, reemit_example, reemit_message};
+pub use crate::gates::{
+    GateCheck, Gated, Role, gate, one_call_refusal, reemit_example, reemit_message,
+};
 use crate::labeler::{Labeled, Prepared, label, label_prepared};
 use crate::profile::Profile;
 use crate::toolset::Toolset;
@@ -51,6 +53,24 @@ pub struct PipelineResult {
     pub label: Label,
     /// Why that label.
     pub label_reason: String,
+}
+
+impl PipelineResult {
+    /// The transcript's request terms applied to the result: with
+    /// `parallel_tool_calls: false` ([`toolgate_core::Transcript::one_call`])
+    /// a decision to execute more than one call is rejected at the `single`
+    /// gate, as the proxy rejects the output it judged
+    /// ([`crate::gates::at_most_one_call`]).
+    pub(crate) fn under_terms_of(mut self, transcript: &toolgate_core::Transcript) -> Self {
+        if transcript.one_call {
+            crate::gates::at_most_one_call(
+                &mut self.gates,
+                &mut self.decision,
+                &mut self.telemetry,
+            );
+        }
+        self
+    }
 }
 
 /// Runs the profile's pipeline on one output: extracts with the profile's

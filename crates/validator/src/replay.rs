@@ -176,7 +176,8 @@ impl Engine {
                     .unwrap_or_default()
             },
             primary,
-        );
+        )
+        .under_terms_of(transcript);
         Replay {
             strict,
             lenient,
@@ -204,7 +205,15 @@ impl Engine {
             input.hit_length_limit,
         );
         let role = Role::of(profile, mode);
-        let gated = gate(profile, role, mode, &candidates, input, toolset, primary);
+        let mut gated = gate(profile, role, mode, &candidates, input, toolset, primary);
+        // The request's `parallel_tool_calls: false`, as for the profile.
+        if transcript.one_call {
+            crate::gates::at_most_one_call(
+                &mut gated.gates,
+                &mut gated.decision,
+                &mut gated.telemetry,
+            );
+        }
         let calls = candidates
             .iter()
             .filter(|c| c.is_live())

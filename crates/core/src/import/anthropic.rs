@@ -251,6 +251,9 @@ pub(crate) fn records(
         calls,
         finish_reason,
         expect,
+        // Anthropic's `tool_choice.disable_parallel_tool_use` is not read:
+        // the proxy, whose decision replay matches, serves chat completions.
+        one_call: false,
         import,
     }
     .record(base.to_string(), carry)

@@ -1258,6 +1258,17 @@ pub(crate) fn keep_allowed_tools(tools: &mut Vec<Value>, allowed: &[String]) -> 
     left_out
 }
 
+/// Whether a captured request's `parallel_tool_calls` (`value`, the member
+/// as written) lets at most one call execute, by the proxy's rule
+/// ([`crate::choice::one_call_at_most`]). The importers write it as the
+/// transcript's `parallel_tool_calls: false`, which replay applies as the
+/// proxy does: an output of more than one call is rejected at the `single`
+/// gate. A value that is not a boolean (or null) is a load error naming it,
+/// as an unreadable `tool_choice` is (the proxy refuses such a request).
+pub(crate) fn one_call_of(value: Option<&Value>) -> Result<bool, String> {
+    crate::choice::one_call_at_most(value).map_err(|e| format!("the request's {e}"))
+}
+
 /// What a one-reply importer (Anthropic Messages, Responses) read from a
 /// response, before it becomes a transcript object ([`Reply::record`]).
 pub(crate) struct Reply {
@@ -1270,6 +1281,8 @@ pub(crate) struct Reply {
     pub(crate) calls: Vec<Value>,
     pub(crate) finish_reason: Option<String>,
     pub(crate) expect: Option<Value>,
+    /// The request set `parallel_tool_calls: false` ([`one_call_of`]).
+    pub(crate) one_call: bool,
     pub(crate) import: Map<String, Value>,
 }
 
@@ -1285,6 +1298,9 @@ impl Reply {
         }
         if let Some(tools) = self.tools {
             rec.insert("tools".into(), Value::Array(tools));
+        }
+        if self.one_call {
+            rec.insert("parallel_tool_calls".into(), json!(false));
         }
         rec.insert("output".into(), json!(self.output));
         if let Some(r) = self.reasoning {
@@ -1314,6 +1330,7 @@ const COMPUTED_MEMBERS: &[&str] = &[
     "model",
     "sample",
     "tools",
+    "parallel_tool_calls",
     "output",
     "reasoning",
     "tool_calls",

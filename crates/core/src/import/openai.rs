@@ -291,11 +291,15 @@ pub(crate) struct RequestInfo {
     /// The request's tools a `tool_choice` of type `allowed_tools` did not
     /// allow, left out of `tools` ([`crate::choice::narrowing`]), by name.
     pub not_allowed: Vec<Value>,
+    /// The request set `parallel_tool_calls: false`: written as the
+    /// transcript's own member ([`super::one_call_of`]).
+    pub one_call: bool,
 }
 
 /// Reads `tools`, `tool_choice`, `parallel_tool_calls` and `max_tokens` of a
 /// chat-completions request.
-/// A `tools` (or `functions`) member that is not a list is an error.
+/// A `tools` (or `functions`) member that is not a list is an error, and so
+/// are a `tool_choice` and a `parallel_tool_calls` that cannot be read.
 pub(crate) fn request_info(request: Option<&Value>) -> Result<RequestInfo, String> {
     let mut params = Map::new();
     let mut tools = Vec::new();
@@ -303,6 +307,7 @@ pub(crate) fn request_info(request: Option<&Value>) -> Result<RequestInfo, Strin
     let mut max_tokens = None;
     let mut forced_tool = false;
     let mut not_allowed = Vec::new();
+    let one_call = super::one_call_of(request.and_then(|r| r.get("parallel_tool_calls")))?;
     if let Some(req) = request {
         match super::tool_list(req, "tools")? {
             Some(items) => tools.extend(items.iter().cloned()),
@@ -353,6 +358,7 @@ pub(crate) fn request_info(request: Option<&Value>) -> Result<RequestInfo, Strin
         max_tokens,
         forced_tool,
         not_allowed,
+        one_call,
     })
 }
 
@@ -590,6 +596,9 @@ pub(crate) fn chat_choices(
         }
         if let Some(tools) = &info.tools {
             rec.insert("tools".into(), tools.clone());
+        }
+        if info.one_call {
+            rec.insert("parallel_tool_calls".into(), json!(false));
         }
         rec.insert("output".into(), json!(output));
         if let Some(r) = reasoning {

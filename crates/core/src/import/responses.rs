@@ -113,6 +113,14 @@ pub(crate) fn document(obj: &Map<String, Value>, base: &str) -> Converted {
             import.insert("tools_not_allowed".into(), Value::Array(left_out));
         }
     }
+    // `parallel_tool_calls: false` lets one call at most execute
+    // ([`super::one_call_of`]): the request's, else the response's echo
+    // (the run's), as for the choice.
+    let one_call = super::one_call_of(
+        request
+            .and_then(|r| r.get("parallel_tool_calls"))
+            .or_else(|| response.get("parallel_tool_calls")),
+    )?;
     if let Some(req) = request {
         let mut params = Map::new();
         if let Some(choice) = req.get("tool_choice") {
@@ -288,6 +296,7 @@ pub(crate) fn document(obj: &Map<String, Value>, base: &str) -> Converted {
         calls,
         finish_reason: Some(finish_reason.to_string()),
         expect,
+        one_call,
         import,
     }
     .record(id, carry)

@@ -4529,3 +4529,135 @@ fn an_audio_answer_with_empty_content_keeps_its_transcript() {
         assert_eq!(notes(t)[0].0, NoteKind::AudioTranscript);
     }
 }
+
+/// Probe s47: a request's `parallel_tool_calls: false` was kept only as a
+/// request parameter (`import.request`), so an answer of two calls was
+/// decided `execute` by `label`/`import`, where the proxy rejected it at
+/// the `single` gate. The importers carry it as the transcript's own
+/// `parallel_tool_calls: false`, which the loader reads (`one_call`):
+/// Chat Completions (pair, stream and Batch share the request reader),
+/// the Responses API (the request's, else the response's echo), and
+/// toolgate's own request/response form. `true`, `null` or no member sets
+/// no limit and writes nothing; a pair document's own member never
+/// replaces the request's.
+#[test]
+fn parallel_tool_calls_false_is_carried_into_the_transcript() {
+    let tools = r#"[{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]"#;
+    let two = r#"[{"id": "a", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\": \"Paris\"}"}},
+        {"id": "b", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\": \"Rome\"}"}}]"#;
+    let chat = |flag: &str| {
+        format!(
+            r#"{{"request": {{"model": "gpt-4o", "tools": {tools}{flag}}}, "parallel_tool_calls": true,
+            "response": {{"choices": [{{"index": 0, "message": {{"role": "assistant", "content": null,
+              "tool_calls": {two}}}, "finish_reason": "tool_calls"}}]}}}}"#
+        )
+    };
+    let resp_output = r#"[{"type": "function_call", "status": "completed", "call_id": "a", "name": "get_weather", "arguments": "{}"},
+        {"type": "function_call", "status": "completed", "call_id": "b", "name": "get_weather", "arguments": "{}"}]"#;
+    let responses = |flag: &str| {
+        format!(
+            r#"{{"request": {{"tools": [{{"type": "function", "name": "get_weather", "parameters": {{"type": "object"}}}}]{flag}}},
+            "response": {{"object": "response", "status": "completed", "output": {resp_output},
+              "parallel_tool_calls": true}}}}"#
+        )
+    };
+    let echoed = |flag: &str| {
+        format!(r#"{{"object": "response", "status": "completed", "output": {resp_output}{flag}}}"#)
+    };
+    let cases = [
+        ("c.json", chat(r#", "parallel_tool_calls": false"#), true),
+        ("c.json", chat(r#", "parallel_tool_calls": true"#), false),
+        ("c.json", chat(r#", "parallel_tool_calls": null"#), false),
+        ("c.json", chat(""), false),
+        (
+            "r.json",
+            responses(r#", "parallel_tool_calls": false"#),
+            true,
+        ),
+        ("r.json", responses(""), false),
+        ("e.json", echoed(r#", "parallel_tool_calls": false"#), true),
+        ("e.json", echoed(r#", "parallel_tool_calls": true"#), false),
+    ];
+    for (name, text, one_call) in &cases {
+        let loaded = load(name, text);
+        let t = ok(&loaded)[0];
+        assert_eq!(t.one_call, *one_call, "{name}: {text}");
+        let member = t.raw.get("parallel_tool_calls");
+        assert_eq!(
+            member,
+            one_call.then_some(&json!(false)),
+            "{name}: only `false` is written: {text}"
+        );
+        // What `toolgate import` writes reads back the same.
+        let written = serde_json::to_string(&t.raw).unwrap();
+        let back = crate::load::parse_transcript(&written, Path::new("w.json"), None, "w").unwrap();
+        assert_eq!(back.one_call, *one_call, "{name}: {written}");
+    }
+    // The pair document's own `parallel_tool_calls: true` (first case) is
+    // not the request's: dropped and named.
+    let loaded = load("c.json", &cases[0].1);
+    let t = ok(&loaded)[0];
+    assert_eq!(
+        t.raw["import"]["ignored_members"],
+        json!(["parallel_tool_calls"])
+    );
+    // toolgate's own request/response form reads the request's, as it
+    // reads its tools (a JSONL whose first line is a flat transcript).
+    let pair = chat(r#", "parallel_tool_calls": false"#)
+        .replace('\n', " ")
+        .replace(r#", "parallel_tool_calls": true"#, "");
+    let text = format!("{{\"output\": \"x\"}}\n{pair}\n");
+    let path = Path::new("m.jsonl");
+    let loaded = load_kind(path, &text, Some(Kind::Toolgate), &Companions::default());
+    let ts = ok(&loaded);
+    assert!(!ts[0].one_call);
+    assert!(ts[1].one_call);
+}
+
+/// A `parallel_tool_calls` that is not a boolean (or null) is a load error
+/// naming it, as an unreadable `tool_choice` is: the proxy refuses such a
+/// request (400 in enforce), and pydantic reads `"false"` or `0` as
+/// `false` (vLLM then keeps one call), so reading it as no limit would
+/// decide `execute` where the client asked for one call.
+#[test]
+fn an_unreadable_parallel_tool_calls_is_refused() {
+    for value in [r#""false""#, "0", "[false]"] {
+        let chat = format!(
+            r#"{{"request": {{"tools": [], "parallel_tool_calls": {value}}},
+            "response": {{"choices": [{{"message": {{"content": "x"}}, "finish_reason": "stop"}}]}}}}"#
+        );
+        let responses = format!(
+            r#"{{"request": {{"parallel_tool_calls": {value}}},
+            "response": {{"object": "response", "status": "completed", "output": []}}}}"#
+        );
+        for (name, text) in [("c.json", chat), ("r.json", responses)] {
+            let loaded = load(name, &text);
+            let reason = &loaded[0].as_ref().unwrap_err().reason;
+            assert!(
+                reason.starts_with(&format!(
+                    "the request's `parallel_tool_calls` must be true or false, not {value}"
+                )),
+                "{name}: {reason}"
+            );
+        }
+        // A transcript's own member, and its request's, likewise (the
+        // request/response form is read by the chat importer's rule).
+        for text in [
+            format!(r#"{{"output": "x", "parallel_tool_calls": {value}}}"#),
+            format!(
+                r#"{{"request": {{"parallel_tool_calls": {value}}},
+                "response": {{"choices": [{{"message": {{"content": "x"}}}}]}}}}"#
+            ),
+        ] {
+            let err =
+                crate::load::parse_transcript(&text, Path::new("t.json"), None, "t").unwrap_err();
+            assert!(
+                err.reason.contains(&format!(
+                    "`parallel_tool_calls` must be true or false, not {value}"
+                )),
+                "{text}: {}",
+                err.reason
+            );
+        }
+    }
+}

@@ -1247,9 +1247,12 @@ impl Ctx {
     }
 
     /// Whether the request asked for one call at most
-    /// (`parallel_tool_calls: false`).
+    /// (`parallel_tool_calls: false`), by the rule the importers and replay
+    /// read it with ([`toolgate_core::choice::one_call_at_most`]; the full
+    /// read refused a value that is not a boolean or null before).
     pub fn one_call_only(&self) -> bool {
-        self.request().get("parallel_tool_calls") == Some(&Value::Bool(false))
+        toolgate_core::choice::one_call_at_most(self.request().get("parallel_tool_calls"))
+            == Ok(true)
     }
 
     /// Whether a rejected answer may be asked again (`--retries`, the

@@ -6,7 +6,7 @@
 //! | gate | unit | applies to | fails when |
 //! |------|------|------------|------------|
 //! | `intent` | [`intent`] | fallbacks | no line of the output or reasoning is exactly an intent token |
-//! | `single` | [`single`] | fallbacks | more than one candidate (the reason carries a re-emit message) |
+//! | `single` | [`single`] | fallbacks; both under `parallel_tool_calls: false` | more than one candidate (the reason carries a re-emit message); more than one call to execute when the request asked for one at most ([`single::at_most_one_call`]) |
 //! | `size` | [`size`] | both, by role | a payload is over the role's limit |
 //! | `parse` | [`parse`] | both | a candidate failed to parse, has no name, or was repaired (unless allowed) |
 //! | `allowlist` | [`allowlist`] | both | a tool is not allowlisted, or the tools are unknown |
@@ -31,7 +31,8 @@ use crate::toolset::Toolset;
 use toolgate_core::Candidate;
 use toolgate_formats::{Extractor, Input};
 
-pub use single::{reemit_example, reemit_message};
+pub(crate) use single::at_most_one_call;
+pub use single::{one_call_refusal, reemit_example, reemit_message};
 pub use verdict::{GateCheck, Gated, Role};
 
 /// The gates, decision and telemetry for `candidates` (every candidate of

@@ -2,12 +2,52 @@
 //! carries more, the rejection asks the model to re-emit exactly one call
 //! in the primary format, with an example of that format calling a tool of
 //! the allowlist ([`reemit_example`], [`reemit_message`]). Primary
-//! candidates may be several.
+//! candidates may be several — unless the request set
+//! `parallel_tool_calls: false`: then an output that would execute more
+//! than one call is rejected whole at this gate ([`at_most_one_call`]).
 
 use super::verdict::{GateCheck, Role, fail, not_applicable, pass};
 use crate::profile::Profile;
 use crate::toolset::Toolset;
-use toolgate_core::{Candidate, Gate};
+use toolgate_core::{Candidate, Decision, Gate, Telemetry};
+
+/// Why an output that would execute `n` (more than one) calls is rejected
+/// when the request set `parallel_tool_calls: false`: a client that asked
+/// for one call may run only the first. One wording for the proxy and the
+/// LiteLLM guardrail ([`crate::output::Judged::one_call_at_most`]) and for
+/// replay ([`at_most_one_call`]), so a recorded exchange is decided with
+/// the proxy's gate and reason.
+pub fn one_call_refusal(n: usize) -> String {
+    format!("{n} calls, where the request set parallel_tool_calls: false (at most one)")
+}
+
+/// The request's `parallel_tool_calls: false` applied to a gated set of
+/// candidates (a replayed transcript's profile result, or one mode's):
+/// a decision to execute more than one call becomes `reject` at the
+/// `single` gate with [`one_call_refusal`]'s reason (the gate shown failed,
+/// the telemetry saying so); any other decision stands, and so does the
+/// label (SPEC §5: gates never change it).
+pub(crate) fn at_most_one_call(
+    gates: &mut [GateCheck],
+    decision: &mut Decision,
+    telemetry: &mut Telemetry,
+) {
+    let n = decision.calls().len();
+    if n < 2 {
+        return;
+    }
+    let reason = one_call_refusal(n);
+    if let Some(check) = gates.iter_mut().find(|g| g.gate == Gate::Single) {
+        *check = fail(Gate::Single, reason.clone());
+    }
+    *decision = Decision::Reject {
+        gate: Gate::Single,
+        reason,
+        reemit: None,
+    };
+    telemetry.gate = Some(Gate::Single);
+    telemetry.decision = decision.kind().into();
+}
 use toolgate_formats::{Extractor, Input, Strictness, extract};
 
 /// The `single` gate for the live candidates of `mode` met in `role`, and
