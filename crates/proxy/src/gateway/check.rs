@@ -112,6 +112,36 @@ pub(crate) struct ChoiceRead<'a> {
     pub finish_reason: Option<Cow<'a, str>>,
 }
 
+impl<'a> ChoiceRead<'a> {
+    /// A message's fields as a borrowed reader met them (each text `None`
+    /// when absent, `Some(None)` when null), before its choice's
+    /// `finish_reason` is known.
+    pub(crate) fn of_message(
+        content: Option<Option<Cow<'a, str>>>,
+        reasoning_content: Option<Option<Cow<'a, str>>>,
+        reasoning: Option<Option<Cow<'a, str>>>,
+        tool_calls: Option<Value>,
+        function_call: Option<Value>,
+    ) -> ChoiceRead<'a> {
+        let content_is = match &content {
+            None => Has::Absent,
+            Some(None) => Has::Null,
+            Some(Some(_)) => Has::Text,
+        };
+        ChoiceRead {
+            content: content.flatten().unwrap_or_default(),
+            content_is,
+            reasoning: match reasoning_content {
+                Some(r) => r,
+                None => reasoning.flatten(),
+            },
+            tool_calls: tool_calls.map(Cow::Owned),
+            function_call: function_call.map(Cow::Owned),
+            finish_reason: None,
+        }
+    }
+}
+
 /// What a field of an answer held.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) enum Has {
@@ -334,7 +364,7 @@ pub(crate) fn too_many_values(what: &str, max_nodes: usize) -> String {
 mod fast {
     use super::super::checked::{Counted, Key, NoCallInside, Nodes, Seen, UniqueValue};
     use super::{
-        ANSWER_KEYS, ANSWER_KNOWN, CHOICE_KEYS, CHOICE_KNOWN, COUNT_KEYS, ChoiceRead, Counts, Has,
+        ANSWER_KEYS, ANSWER_KNOWN, CHOICE_KEYS, CHOICE_KNOWN, COUNT_KEYS, ChoiceRead, Counts,
         MESSAGE_KEYS, Read, Usage, call_bearing, check_call, check_function, counts_of, read_as,
     };
     use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
@@ -684,22 +714,13 @@ mod fast {
                     }
                 }
             }
-            let content_is = match &content {
-                None => Has::Absent,
-                Some(None) => Has::Null,
-                Some(Some(_)) => Has::Text,
-            };
-            Ok(ChoiceRead {
-                content: content.flatten().unwrap_or_default(),
-                content_is,
-                reasoning: match reasoning_content {
-                    Some(r) => r,
-                    None => reasoning.flatten(),
-                },
-                tool_calls: tool_calls.map(Cow::Owned),
-                function_call: function_call.map(Cow::Owned),
-                finish_reason: None,
-            })
+            Ok(ChoiceRead::of_message(
+                content,
+                reasoning_content,
+                reasoning,
+                tool_calls,
+                function_call,
+            ))
         }
     }
 }

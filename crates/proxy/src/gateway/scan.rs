@@ -18,7 +18,7 @@
 //! answers.
 
 use super::check::{
-    ANSWER_KEYS, ANSWER_KNOWN, CHOICE_KEYS, CHOICE_KNOWN, COUNT_KEYS, ChoiceRead, Counts, Has,
+    ANSWER_KEYS, ANSWER_KNOWN, CHOICE_KEYS, CHOICE_KNOWN, COUNT_KEYS, ChoiceRead, Counts,
     MAX_CHOICES, MESSAGE_KEYS, Read, Usage, call_bearing, read_as,
 };
 use super::checked::{RAW_VALUE_TOKEN, Seen};
@@ -614,28 +614,20 @@ impl<'a> Cur<'a> {
             }
             Some(())
         })?;
-        let content_is = match &content {
-            None => Has::Absent,
-            Some(None) => Has::Null,
-            Some(Some(_)) => Has::Text,
-        };
-        Some(ChoiceRead {
-            content: content.flatten().unwrap_or_default(),
-            content_is,
-            reasoning: match reasoning_content {
-                Some(r) => r,
-                None => reasoning.flatten(),
-            },
-            tool_calls: tool_calls.map(Cow::Owned),
-            function_call: function_call.map(Cow::Owned),
-            finish_reason: None,
-        })
+        Some(ChoiceRead::of_message(
+            content,
+            reasoning_content,
+            reasoning,
+            tool_calls,
+            function_call,
+        ))
     }
 }
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
+    use super::super::check::Has;
     use super::*;
 
     /// The answers servers send, as they send them: each taken here, and
