@@ -300,7 +300,7 @@ pub(crate) fn read_completion<'a>(
                 .any(|c| c.finish_reason.as_deref().is_some_and(is_error_finish))
         };
         if !usage_value
-            && let Some(read) = super::scan::answer(text, max_nodes)
+            && let Some(read) = hand::answer(text, max_nodes)
             && plain(&read)
         {
             return Ok(read);
@@ -355,6 +355,299 @@ pub const DEFAULT_MAX_RESPONSE_NODES: usize = 4_000_000;
 /// tiny one, so the byte limit alone let one 64 MiB answer cost gigabytes.
 pub(crate) fn too_many_values(what: &str, max_nodes: usize) -> String {
     format!("the {what} holds more than {max_nodes} JSON values (--max-response-nodes)")
+}
+
+/// The first of the answer's readers: a hand-written one (the cursor of
+/// `gateway::scan`) of the usual answer (vLLM's, OpenAI's, the mock's),
+/// which takes an answer only when every part of it is one it reads
+/// exactly as the borrowed serde pass (`fast`, below) reads it, and leaves
+/// (`None`) anything else to that pass: a non-empty `tool_calls` or a
+/// `function_call` other than null, `usage` wanted as a value, a container
+/// under a key its level does not know, every key `fast` gives up on, and
+/// what the cursor gives up on. `same_as_slow` (tests) holds it to the
+/// full read.
+mod hand {
+    use super::super::scan::{Cur, Text};
+    use super::{
+        ANSWER_KEYS, ANSWER_KNOWN, CHOICE_KEYS, CHOICE_KNOWN, COUNT_KEYS, ChoiceRead, Counts,
+        MAX_CHOICES, MESSAGE_KEYS, Read, Usage, call_bearing, read_as,
+    };
+    use serde_json::Value;
+
+    /// The answer in `text` (UTF-8, checked by the caller) as the borrowed
+    /// pass reads it, or `None`: not taken here. `max_nodes`: the JSON values
+    /// it may hold; past them it is not taken here either.
+    pub(super) fn answer(text: &str, max_nodes: usize) -> Option<Read<'_>> {
+        let mut c = Cur::new(text, max_nodes);
+        let read = top(&mut c)?;
+        c.end().map(|_| read)
+    }
+
+    /// The answer: an object with a `choices` array.
+    fn top<'a>(c: &mut Cur<'a>) -> Option<Read<'a>> {
+        let mut choices = None;
+        let mut usage: Option<Option<Counts>> = None;
+        c.object(|c, k| {
+            match k {
+                "choices" => {
+                    let mut list = Vec::with_capacity(1);
+                    c.array(|c| {
+                        if list.len() == MAX_CHOICES {
+                            return None;
+                        }
+                        list.push(choice(c)?);
+                        Some(())
+                    })?;
+                    choices = Some(list);
+                }
+                "usage" => usage = Some(usage_counts(c)?),
+                // Known, read as nothing, bearing no call (the arms below
+                // would send them to the same `skip`).
+                "id" | "object" | "created" | "model" | "system_fingerprint" | "service_tier" => {
+                    c.skip(0, false)?
+                }
+                k if k != "tool_choice" && call_bearing(k) => return None,
+                k if read_as(k, ANSWER_KEYS).is_some() => return None,
+                k => c.skip(0, !ANSWER_KNOWN.contains(&k))?,
+            }
+            Some(())
+        })?;
+        Some(Read {
+            choices: choices?,
+            usage: usage.flatten().map(|counts| Usage {
+                counts,
+                value: None,
+            }),
+        })
+    }
+
+    /// `usage` read for its counts: an object or null.
+    fn usage_counts(c: &mut Cur<'_>) -> Option<Option<Counts>> {
+        if c.peek()? == b'n' {
+            return c.literal(b"null").map(|()| None);
+        }
+        let mut counts = Counts::default();
+        c.object(|c, k| {
+            match COUNT_KEYS.iter().position(|n| *n == k) {
+                Some(i) => {
+                    counts[i] = match c.peek()? {
+                        b'n' => c.literal(b"null").map(|()| None)?,
+                        _ => Some(c.u64()?),
+                    }
+                }
+                None => c.skip(0, false)?,
+            }
+            Some(())
+        })?;
+        Some(Some(counts))
+    }
+
+    /// One choice: an object with a `message` object.
+    fn choice<'a>(c: &mut Cur<'a>) -> Option<ChoiceRead<'a>> {
+        let mut message = None;
+        let mut finish = None;
+        c.object(|c, k| {
+            match k {
+                "message" => message = Some(message_of(c)?),
+                "finish_reason" => finish = c.text_or_null()?,
+                "index" => {
+                    c.u64()?;
+                }
+                "logprobs" | "stop_reason" | "matched_stop" => c.skip(0, false)?,
+                "error" | "delta" => return None,
+                k if call_bearing(k) => return None,
+                k if read_as(k, CHOICE_KEYS).is_some() => return None,
+                k => c.skip(0, !CHOICE_KNOWN.contains(&k))?,
+            }
+            Some(())
+        })?;
+        let mut choice: ChoiceRead<'a> = message?;
+        choice.finish_reason = finish;
+        Some(choice)
+    }
+
+    /// A message: the fields judged, the others checked.
+    fn message_of<'a>(c: &mut Cur<'a>) -> Option<ChoiceRead<'a>> {
+        let mut content: Option<Text<'a>> = None;
+        let mut reasoning_content: Option<Text<'a>> = None;
+        let mut reasoning: Option<Text<'a>> = None;
+        let mut tool_calls = None;
+        let mut function_call = None;
+        c.object(|c, k| {
+            match k {
+                "content" => content = Some(c.text_or_null()?),
+                "reasoning_content" => reasoning_content = Some(c.text_or_null()?),
+                "reasoning" => reasoning = Some(c.text_or_null()?),
+                "refusal" => {
+                    c.text_or_null()?;
+                }
+                // Null or an empty list; calls are left to the serde pass.
+                "tool_calls" => {
+                    tool_calls = Some(match c.peek()? {
+                        b'n' => c.literal(b"null").map(|()| Value::Null)?,
+                        _ => c.array(|_| None).map(|()| Value::Array(Vec::new()))?,
+                    });
+                }
+                "function_call" => {
+                    c.literal(b"null")?;
+                    function_call = Some(Value::Null);
+                }
+                "role" | "annotations" | "audio" | "name" => c.skip(0, false)?,
+                k if !MESSAGE_KEYS.contains(&k) && call_bearing(k) => return None,
+                k if read_as(k, MESSAGE_KEYS).is_some() => return None,
+                k => c.skip(0, !MESSAGE_KEYS.contains(&k))?,
+            }
+            Some(())
+        })?;
+        Some(ChoiceRead::of_message(
+            content,
+            reasoning_content,
+            reasoning,
+            tool_calls,
+            function_call,
+        ))
+    }
+
+    #[cfg(test)]
+    #[allow(clippy::unwrap_used)]
+    mod tests {
+        use super::super::Has;
+        use super::*;
+        use std::borrow::Cow;
+
+        /// The answers servers send, as they send them: each taken here, and
+        /// read as the full read reads it (`check`'s property test holds the
+        /// rest).
+        #[test]
+        fn the_usual_answers_are_taken_here() {
+            let vllm = r#"{"id":"chatcmpl-1","object":"chat.completion","created":1732000000,"model":"Qwen/Qwen3-8B","choices":[{"index":0,"message":{"role":"assistant","reasoning_content":null,"content":"<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Antwerp\"}}\n</tool_call>","tool_calls":[]},"logprobs":null,"finish_reason":"stop","stop_reason":null}],"usage":{"prompt_tokens":180,"total_tokens":205,"completion_tokens":25,"prompt_tokens_details":null},"prompt_logprobs":null,"kv_transfer_params":null}"#;
+            let openai = r#"{
+      "id": "chatcmpl-2", "object": "chat.completion", "created": 1741569952, "model": "gpt-4.1",
+      "choices": [{"index": 0, "message": {"role": "assistant", "content": "Hello \u00e9\ud83d\ude00 \/ \"x\"", "refusal": null, "annotations": []},
+        "logprobs": null, "finish_reason": "stop"}],
+      "usage": {"prompt_tokens": 19, "completion_tokens": 10, "total_tokens": 29,
+        "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+        "completion_tokens_details": {"reasoning_tokens": 0, "accepted_prediction_tokens": 0}},
+      "service_tier": "default", "system_fingerprint": null
+    }"#;
+            let r = answer(vllm, usize::MAX).expect("vLLM's answer");
+            assert_eq!(r.choices.len(), 1);
+            assert_eq!(
+                r.choices[0].content,
+                "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Antwerp\"}}\n</tool_call>"
+            );
+            assert_eq!(r.choices[0].content_is, Has::Text);
+            assert_eq!(r.choices[0].reasoning, None);
+            assert_eq!(
+                r.choices[0].tool_calls.as_deref(),
+                Some(&Value::Array(vec![]))
+            );
+            assert_eq!(r.choices[0].finish_reason.as_deref(), Some("stop"));
+            assert_eq!(
+                r.usage.map(|u| u.counts),
+                Some([Some(180), Some(25), Some(205)])
+            );
+            let r = answer(openai, usize::MAX).expect("OpenAI's answer");
+            assert_eq!(r.choices[0].content, "Hello é😀 / \"x\"");
+            assert!(matches!(r.choices[0].content, Cow::Owned(_)));
+            assert_eq!(
+                r.usage.map(|u| u.counts),
+                Some([Some(19), Some(10), Some(29)])
+            );
+            // Plain text is borrowed from the body.
+            let r = answer(r#"{"choices":[{"message":{"content":"hi"}}]}"#, usize::MAX).unwrap();
+            assert!(matches!(r.choices[0].content, Cow::Borrowed("hi")));
+        }
+
+        /// The keys read as nothing without asking: each one the general arms
+        /// would skip alike (known at its level, bearing no call, no twin of
+        /// a key read).
+        #[test]
+        fn the_shortcut_keys_are_the_general_rule() {
+            let levels: [(&[&str], &[&str], &[&str]); 3] = [
+                (
+                    &[
+                        "id",
+                        "object",
+                        "created",
+                        "model",
+                        "system_fingerprint",
+                        "service_tier",
+                    ],
+                    ANSWER_KNOWN,
+                    ANSWER_KEYS,
+                ),
+                (
+                    &["logprobs", "stop_reason", "matched_stop"],
+                    CHOICE_KNOWN,
+                    CHOICE_KEYS,
+                ),
+                (
+                    &["role", "annotations", "audio", "name"],
+                    MESSAGE_KEYS,
+                    MESSAGE_KEYS,
+                ),
+            ];
+            for (shortcuts, known, read) in levels {
+                for k in shortcuts {
+                    assert!(known.contains(k), "{k}");
+                    assert!(!call_bearing(k), "{k}");
+                    assert_eq!(read_as(k, read), None, "{k}");
+                }
+            }
+        }
+
+        /// What is left to the serde pass: valid answers this reader does not
+        /// read, and every text serde_json refuses.
+        #[test]
+        fn the_rest_is_left_to_the_serde_pass() {
+            for body in [
+                r#"{"choices":[{"message":{"tool_calls":[{"id":"c"}]}}]}"#,
+                r#"{"choices":[{"message":{"function_call":{"name":"f"}}}]}"#,
+                r#"{"choices":[],"x":1e2}"#,
+                r#"{"choices":[],"x":{"a":1,"a":2}}"#,
+                r#"{"choices":[],"x":"\ud800"}"#,
+                r#"{"choices":[],"x":"\udc00\ud800"}"#,
+                r#"{"choices":[],"x":"\x"}"#,
+                "{\"choices\":[],\"x\":\"a\tb\"}",
+                r#"{"choices":[],"x":01}"#,
+                r#"{"choices":[],"x":1.}"#,
+                r#"{"choices":[],"x":-}"#,
+                r#"{"choices":[],"x":tru}"#,
+                r#"{"choices":[],"x":[1,]}"#,
+                r#"{"choices":[],"x":{"a":1,}}"#,
+                r#"{"choices":[],}"#,
+                r#"{"choices":[]"#,
+                r#"{"choices":[]} {}"#,
+                r#"{"choices":[],"unknown":{"a":1}}"#,
+                r#"{"choices":[],"usage":{"total_tokens":"3"}}"#,
+                r#"{"choices":[],"usage":{"total_tokens":18446744073709551615}}"#,
+                r#"{"choices":[{"index":-1,"message":{}}]}"#,
+                r#"{"choices":[{"message":{},"error":{"message":"x"}}]}"#,
+                r#"{"choices":[{"message":{"content":1}}]}"#,
+                r#"{"choices":[{"message":{"c\u006fntent":"x"}}]}"#,
+                r#"{"choices":[{"message":{"Content":"x"}}]}"#,
+                r#"{"choices":[{"message":{"toolCalls":[]}}]}"#,
+                r#"{"choices":[],"Choices":[]}"#,
+                r#"{"id":"x"}"#,
+                "{\"choices\":[{\"message\":{\"content\":\"a\\\"b\u{1}c\"}}]}",
+                "{\"choices\":[{\"message\":{\"content\":\"ab\u{1f}\"}}]}",
+                "{\"choices\":[],\"id\":\"a\u{0}\"}",
+            ] {
+                assert!(answer(body, usize::MAX).is_none(), "{body}");
+            }
+            let deep = format!(
+                r#"{{"choices":[],"id":{}1{}}}"#,
+                "[".repeat(40),
+                "]".repeat(40)
+            );
+            assert!(answer(&deep, usize::MAX).is_none());
+            // The node budget: 5 values here (object, key, array, key, string).
+            let small = r#"{"choices":[],"id":"x"}"#;
+            assert!(answer(small, 5).is_some());
+            assert!(answer(small, 4).is_none());
+        }
+    }
 }
 
 /// The borrowed pass of [`read_completion`]. Every value of the body goes
@@ -855,7 +1148,7 @@ mod tests {
         // reads it.
         if let Some(r) = std::str::from_utf8(body)
             .ok()
-            .and_then(|t| super::super::scan::answer(t, DEFAULT_MAX_RESPONSE_NODES))
+            .and_then(|t| super::hand::answer(t, DEFAULT_MAX_RESPONSE_NODES))
         {
             let v = slow.as_ref().unwrap_or_else(|e| {
                 panic!(

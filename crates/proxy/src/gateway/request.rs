@@ -17,6 +17,7 @@
 //! valid and hostile bodies.
 
 use super::checked::{Counted, Key, Nodes, Seen};
+use super::scan::Cur;
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
@@ -255,7 +256,7 @@ fn fast<'a>(cache: &ToolCache, body: &'a [u8], max_nodes: usize) -> Fast<'a> {
     };
     // The usual body is read by hand ([`super::scan::request`]); what that
     // reader leaves, by serde_json's.
-    let (top, left) = match super::scan::request(text, max_nodes) {
+    let (top, left) = match scan(text, max_nodes) {
         Some(read) => read,
         None => {
             let nodes = Nodes::new(max_nodes);
@@ -306,6 +307,53 @@ fn fast<'a>(cache: &ToolCache, body: &'a [u8], max_nodes: usize) -> Fast<'a> {
         }),
         None => Fast::NewTools { tools, functions },
     }
+}
+
+/// The top-level fields of a request body as `request`'s serde read takes
+/// them, and the node budget left after them (`tools` and `functions`,
+/// kept as text, not counted: the tool cache counts them), or `None`: not
+/// taken here ([`Cur`] gives up, or a value is not one read here).
+fn scan(text: &str, max_nodes: usize) -> Option<(Top<'_>, usize)> {
+    let mut c = Cur::new(text, max_nodes);
+    let mut top = Top::default();
+    c.object(|c, k| {
+        match k {
+            "model" => top.model = Some(scalar(c)?),
+            "stream" => top.stream = Some(scalar(c)?),
+            "parallel_tool_calls" => top.parallel_tool_calls = Some(scalar(c)?),
+            "tools" => top.tools = Some(c.raw()?),
+            "functions" => top.functions = Some(c.raw()?),
+            "tool_choice" => {
+                top.narrows |= match scalar(c)? {
+                    Scalar::Null => false,
+                    Scalar::Str(s) => !matches!(s.as_str(), "auto" | "required" | "none"),
+                    Scalar::Bool(_) | Scalar::Other => true,
+                };
+            }
+            "function_call" => {
+                top.narrows = true;
+                c.skip(0, false)?;
+            }
+            k => {
+                top.json_keys |= JSON_KEYS.contains(&k);
+                c.skip(0, false)?;
+            }
+        }
+        Some(())
+    })?;
+    c.end().map(|left| (top, left))
+}
+
+/// A value as the request's reader keeps it: a string, a boolean,
+/// null, or something else (checked and counted).
+fn scalar(c: &mut Cur<'_>) -> Option<Scalar> {
+    Some(match c.peek()? {
+        b'"' => Scalar::Str(c.string()?.into_owned()),
+        b't' => c.literal(b"true").map(|()| Scalar::Bool(true))?,
+        b'f' => c.literal(b"false").map(|()| Scalar::Bool(false))?,
+        b'n' => c.literal(b"null").map(|()| Scalar::Null)?,
+        _ => c.skip(0, false).map(|()| Scalar::Other)?,
+    })
 }
 
 /// The top-level fields, as a `Value` would hold them: a key given twice
@@ -597,7 +645,7 @@ mod tests {
     fn scan_agrees(body: &[u8]) {
         let Some((top, left)) = std::str::from_utf8(body)
             .ok()
-            .and_then(|t| super::super::scan::request(t, DEFAULT_MAX_REQUEST_NODES))
+            .and_then(|t| scan(t, DEFAULT_MAX_REQUEST_NODES))
         else {
             return;
         };
@@ -649,8 +697,7 @@ mod tests {
         let b = body(
             r#""messages": [{"role": "system", "content": "Be brief.\nUse tools."}, {"role": "user", "content": [{"type": "text", "text": "hi"}]}], "temperature": 0.2, "max_tokens": 256, "stream": true, "tool_choice": "auto""#,
         );
-        let (top, _) = super::super::scan::request(std::str::from_utf8(&b).unwrap(), usize::MAX)
-            .expect("taken");
+        let (top, _) = scan(std::str::from_utf8(&b).unwrap(), usize::MAX).expect("taken");
         assert_eq!(top.tools, Some(TOOLS));
         assert!(matches!(top.stream, Some(Scalar::Bool(true))));
         assert!(matches!(top.model, Some(Scalar::Str(ref m)) if m == "m"));
