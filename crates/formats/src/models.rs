@@ -139,6 +139,9 @@ mod tests {
                 "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16",
                 Some("qwen_xml"),
             ),
+            // DeepSeek V4.1's spaced DSML tags are not V4's.
+            ("deepseek-ai/DeepSeek-V4.1-Flash", Some("deepseek_v41")),
+            ("deepseek-ai/DeepSeek-V4-Flash", Some("deepseek_dsml")),
             ("", None),
         ];
         for (model, mode) in cases {

@@ -1057,6 +1057,10 @@ const STRAY: &[(&str, Stray)] = &[
         Stray::Call("<｜DSML｜invoke ", "</｜DSML｜invoke>"),
     ),
     (
+        "deepseek_v41",
+        Stray::Call("<｜DSML｜ invoke ", "</｜DSML｜ invoke>"),
+    ),
+    (
         "step3",
         Stray::Call("<steptml:invoke ", "</steptml:invoke>"),
     ),
