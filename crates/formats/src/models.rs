@@ -142,6 +142,9 @@ mod tests {
             // DeepSeek V4.1's spaced DSML tags are not V4's.
             ("deepseek-ai/DeepSeek-V4.1-Flash", Some("deepseek_v41")),
             ("deepseek-ai/DeepSeek-V4-Flash", Some("deepseek_dsml")),
+            // GigaChat 3.5 writes GCML, GigaChat 3 a JSON call object.
+            ("ai-sage/GigaChat3.5-10B-A1.8B", Some("gigachat35")),
+            ("ai-sage/GigaChat3-10B-A1.8B", Some("gigachat")),
             ("", None),
         ];
         for (model, mode) in cases {

@@ -1061,6 +1061,10 @@ const STRAY: &[(&str, Stray)] = &[
         Stray::Call("<｜DSML｜ invoke ", "</｜DSML｜ invoke>"),
     ),
     (
+        "gigachat35",
+        Stray::Call("<｜GCML｜invoke ", "</｜GCML｜invoke>"),
+    ),
+    (
         "step3",
         Stray::Call("<steptml:invoke ", "</steptml:invoke>"),
     ),
