@@ -907,6 +907,7 @@ fn check(raw: RawFormat) -> Result<Declared, Fault> {
                                 invoke_attrs: intern_strs(&invoke_attrs),
                                 attr_entities: raw.attr_entities.unwrap_or(false),
                                 json_body: raw.json_body.unwrap_or(false),
+                                json_block: None,
                                 xml_text: raw.xml_text.unwrap_or(false),
                             });
                             (

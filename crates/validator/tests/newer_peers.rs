@@ -15,6 +15,9 @@
 //! - SGLang's `step3p5` parser (its Qwen3-Coder detector) and llama.cpp
 //!   `models/templates/StepFun3.7-Flash.jinja` (StepFun 3.5 / 3.7 write
 //!   Qwen3-Coder XML, after a `<think>` the template opened);
+//! - llama.cpp `models/templates/Kimi-K3.jinja` and xgrammar's `kimi_k3`
+//!   structural tag (the call's arguments as one JSON object in
+//!   `<|open|>json type="object"<|sep|>` … `<|close|>json<|sep|>`);
 //! - SGLang `test_malformed_tool_call_payloads.py`,
 //!   `test_zero_argument_tool_call.py`, `trinity_detector.py`,
 //!   `ling3_detector.py`, `test_gemma4_detector_string_delimiters.py`; SMG `tool_parser_undeclared_names.rs`: where the
@@ -167,6 +170,43 @@ fn cases() -> Vec<Case> {
             Pass,
             Some(json!([["get_weather", {"days": 3}]])),
         ),
+        // Kimi K3: arguments as one JSON object in a JSON block.
+        c(
+            "Kimi-K3.jinja / xgrammar kimi_k3 structural tag: the raw JSON argument block",
+            Some("moonshotai/Kimi-K3"),
+            "kimi_k3",
+            "<|open|>tools<|sep|><|open|>call tool=\"lookup\" index=\"1\"<|sep|><|open|>json type=\"object\"<|sep|>{\"query\": \"k3\", \"limit\": 4}<|close|>json<|sep|><|close|>call<|sep|><|close|>tools<|sep|>",
+            Pass,
+            Pass,
+            Some(json!([["lookup", {"query": "k3", "limit": 4}]])),
+        ),
+        c(
+            "kimi_k3: text after the JSON block in the call",
+            Some("kimi-k3"),
+            "kimi_k3",
+            "<|open|>tools<|sep|><|open|>call tool=\"lookup\"<|sep|><|open|>json type=\"object\"<|sep|>{\"query\": \"k3\"}<|close|>json<|sep|>{\"limit\": 1}<|close|>call<|sep|><|close|>tools<|sep|>",
+            MalformedJson,
+            MalformedJson,
+            None,
+        ),
+        c(
+            "kimi_k3: a JSON block that is not closed before the call's closer",
+            Some("kimi-k3"),
+            "kimi_k3",
+            "<|open|>tools<|sep|><|open|>call tool=\"lookup\"<|sep|><|open|>json type=\"object\"<|sep|>{\"query\": \"k3\"}<|close|>call<|sep|><|close|>tools<|sep|>",
+            MalformedJson,
+            MalformedJson,
+            None,
+        ),
+        c(
+            "kimi_k3: the output ends inside the JSON block",
+            Some("kimi-k3"),
+            "kimi_k3",
+            "<|open|>tools<|sep|><|open|>call tool=\"lookup\"<|sep|><|open|>json type=\"object\"<|sep|>{\"query\": \"k",
+            Label::Truncation,
+            Label::Truncation,
+            None,
+        ),
         // Peers that extract what toolgate refuses (toolgate right: fail-closed).
         c(
             "sglang test_malformed_tool_call_payloads: a valid call beside a non-object element; SGLang keeps the valid call, toolgate rejects the whole output (one malformed element, nothing executes)",
@@ -202,6 +242,15 @@ fn cases() -> Vec<Case> {
             "[TOOL_CALLS] [{\"name\": \"drop_db\", \"arguments\": {}}, {\"name\": \"get_weather\", \"arguments\": {\"city\": \"Lyon\"}}]",
             WrongTool,
             WrongTool,
+            None,
+        ),
+        c(
+            "smg tool_parser_qwen_xml: at the end of a stream SMG closes a call cut after a complete parameter and emits it; toolgate labels the cut call truncation",
+            None,
+            "qwen_xml",
+            "<tool_call><function=get_weather><parameter=city>Lyon</parameter>",
+            Label::Truncation,
+            Label::Truncation,
             None,
         ),
         c(
