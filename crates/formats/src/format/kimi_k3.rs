@@ -69,7 +69,7 @@ pub(crate) const KIMI_K3: Configured = Configured {
         key_attr: "key",
         typing: Typing::TypeAttr,
         attr_entities: true,
-        json_block: Some(("<|open|>json type=\"object\"<|sep|>", "<|close|>json<|sep|>")),
+        json_body_tags: Some(("<|open|>json type=\"object\"<|sep|>", "<|close|>json<|sep|>")),
         ..XML
     }),
 };

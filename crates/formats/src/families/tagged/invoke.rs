@@ -75,7 +75,7 @@ pub(crate) struct Syntax<'a> {
     /// Kimi K3: the invoke body may be one JSON object between these two
     /// tags instead of parameters (`<|open|>json type="object"<|sep|>` …
     /// `<|close|>json<|sep|>`); only blank text may follow it in the invoke.
-    pub json_block: Option<(&'a str, &'a str)>,
+    pub json_body_tags: Option<(&'a str, &'a str)>,
     /// XML text: `<![CDATA[…]]>` taken literally, entities decoded.
     pub xml_text: bool,
     /// MiniMax-M3: each parameter is an element named by its key,
@@ -445,7 +445,7 @@ impl Markup for Finders<'_> {
     }
 
     /// DSML: `<invoke name="f">{"k": "v"}</invoke>`; Kimi K3: the object
-    /// in its JSON block (`json_block`).
+    /// in its JSON block (`json_body_tags`).
     fn whole(
         &mut self,
         text: &str,
@@ -456,7 +456,7 @@ impl Markup for Finders<'_> {
     ) -> Option<(Candidate, usize)> {
         let close = self.tags.close.from(p);
         let pend = close.unwrap_or(text.len());
-        let (arguments, used) = match self.syntax.json_block {
+        let (arguments, used) = match self.syntax.json_body_tags {
             Some((open, block_end)) if text[p..].starts_with(open) => {
                 json_block(text, (p + open.len(), pend), block_end, lenient)
             }
