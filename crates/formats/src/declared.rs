@@ -42,6 +42,7 @@
 //! | `key`, `value` | `tagged_parameters` key/value | `["<k>", "</k>"]`, `["<v>", "</v>"]` |
 //! | `typing` | `tagged_parameters` attribute | `schema` (default), `string_attr` (DSML's `string="true"`), `type_attr` (`type="string"`) |
 //! | `json_body` | `tagged_parameters` attribute | the call's body may be a JSON object instead of parameters (DSML) |
+//! | `json_body_tags` | `tagged_parameters` attribute | `[opener, closer]` of a JSON block that may stand instead of the parameters, holding one JSON object (Kimi K3's `<\|open\|>json type="object"<\|sep\|>`); only blank text may follow it |
 //! | `xml_text` | `tagged_parameters` attribute | values are XML text: entities decoded, `<![CDATA[…]]>` literal |
 //! | `tag_end`, `name_attr`, `key_attr` | `tagged_parameters` attribute | what ends a tag (`>`; Kimi K3: `<\|sep\|>`), the attribute naming the tool (`name`; K3: `tool`) and the parameter (`name`; K3: `key`) |
 //! | `invoke_attrs`, `attr_entities` | `tagged_parameters` attribute | further attributes a call tag may carry (K3: `["index"]`; any other is `malformed`); attribute values are XML text |
@@ -228,6 +229,7 @@ struct RawFormat {
     namespace: Option<String>,
     bare_blocks: Option<bool>,
     json_body: Option<bool>,
+    json_body_tags: Option<Vec<String>>,
     xml_text: Option<bool>,
     bare_start: Option<bool>,
     unbracketed: Option<bool>,
@@ -437,7 +439,7 @@ fn wrong_type(table: &toml::Table) -> Option<Fault> {
         "namespace",
         "example",
     ];
-    const PAIRS: [&str; 4] = ["section", "parameter", "key", "value"];
+    const PAIRS: [&str; 5] = ["section", "parameter", "key", "value", "json_body_tags"];
     const BOOLS: [&str; 7] = [
         "attr_entities",
         "bare_blocks",
@@ -661,6 +663,7 @@ fn check(raw: RawFormat) -> Result<Declared, Fault> {
     let parameter = pair("parameter", raw.parameter)?;
     let key = pair("key", raw.key)?;
     let value = pair("value", raw.value)?;
+    let json_body_tags = pair("json_body_tags", raw.json_body_tags)?;
     // The separator, section and parameter tokens, which only some engines take.
     let token_flags = [
         ("separator", separator.is_some()),
@@ -678,6 +681,7 @@ fn check(raw: RawFormat) -> Result<Declared, Fault> {
         ("attr_entities", raw.attr_entities.is_some()),
         ("ns", raw.ns.is_some()),
         ("json_body", raw.json_body.is_some()),
+        ("json_body_tags", json_body_tags.is_some()),
         ("xml_text", raw.xml_text.is_some()),
     ];
     // Fields of one engine's one spelling each.
@@ -907,6 +911,9 @@ fn check(raw: RawFormat) -> Result<Declared, Fault> {
                                 invoke_attrs: intern_strs(&invoke_attrs),
                                 attr_entities: raw.attr_entities.unwrap_or(false),
                                 json_body: raw.json_body.unwrap_or(false),
+                                json_body_tags: json_body_tags
+                                    .as_ref()
+                                    .map(|(o, c)| (intern(o), intern(c))),
                                 xml_text: raw.xml_text.unwrap_or(false),
                             });
                             (

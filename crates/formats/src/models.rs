@@ -130,6 +130,21 @@ mod tests {
             ("granite-3.3-8b-instruct", Some("granite")),
             ("deepseek-r1-distill-qwen-14b", None),
             ("glm-4.5-air", Some("glm")),
+            // StepFun 3.5 / 3.7 write Qwen3-Coder's XML, Step-3 its steptml.
+            ("stepfun-ai/Step-3.5-Flash", Some("qwen_xml")),
+            ("step3p5", Some("qwen_xml")),
+            ("stepfun-ai/Step-3.7-Flash", Some("qwen_xml")),
+            ("stepfun-ai/step3", Some("step3")),
+            (
+                "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16",
+                Some("qwen_xml"),
+            ),
+            // DeepSeek V4.1's spaced DSML tags are not V4's.
+            ("deepseek-ai/DeepSeek-V4.1-Flash", Some("deepseek_v41")),
+            ("deepseek-ai/DeepSeek-V4-Flash", Some("deepseek_dsml")),
+            // GigaChat 3.5 writes GCML, GigaChat 3 a JSON call object.
+            ("ai-sage/GigaChat3.5-10B-A1.8B", Some("gigachat35")),
+            ("ai-sage/GigaChat3-10B-A1.8B", Some("gigachat")),
             ("", None),
         ];
         for (model, mode) in cases {

@@ -1057,6 +1057,14 @@ const STRAY: &[(&str, Stray)] = &[
         Stray::Call("<｜DSML｜invoke ", "</｜DSML｜invoke>"),
     ),
     (
+        "deepseek_v41",
+        Stray::Call("<｜DSML｜ invoke ", "</｜DSML｜ invoke>"),
+    ),
+    (
+        "gigachat35",
+        Stray::Call("<｜GCML｜invoke ", "</｜GCML｜invoke>"),
+    ),
+    (
         "step3",
         Stray::Call("<steptml:invoke ", "</steptml:invoke>"),
     ),

@@ -29,6 +29,12 @@
 //!   that is not JSON stays a string (the validator labels it); no `type`:
 //!   typed by the tool's schema like `qwen_xml`. One leading and one
 //!   trailing newline are removed.
+//! - A call's arguments may instead be one JSON object in a JSON block,
+//!   `<|open|>json type="object"<|sep|>{"city": "Beijing"}<|close|>json<|sep|>`
+//!   (the template renders arguments given as a JSON string so; xgrammar's
+//!   `kimi_k3` structural tag allows it): the object is the arguments, only
+//!   blank text may follow the block, and text that is not one JSON object
+//!   is `malformed`.
 //! - Attribute values are XML-escaped (`&quot;`, `&amp;`), as vLLM decodes
 //!   them.
 //! - Calls count only inside `<|open|>tools<|sep|>`; a section whose closer
@@ -63,6 +69,7 @@ pub(crate) const KIMI_K3: Configured = Configured {
         key_attr: "key",
         typing: Typing::TypeAttr,
         attr_entities: true,
+        json_body_tags: Some(("<|open|>json type=\"object\"<|sep|>", "<|close|>json<|sep|>")),
         ..XML
     }),
 };

@@ -42,6 +42,7 @@ pub(crate) const XML: Syntax<'static> = Syntax {
     typing: Typing::Schema,
     attr_entities: false,
     json_body: false,
+    json_body_tags: None,
     xml_text: false,
     element_params: false,
     ns: None,

@@ -44,7 +44,19 @@ pub(crate) const FORMAT: Def = Def {
     position: 70,
     extractor: || Box::new(QWEN_XML),
     group: Group::Tagged,
-    models: &["qwen3-coder", "qwen3.5"],
+    // StepFun 3.5 and 3.7 write Qwen3-Coder's XML (their chat templates;
+    // SGLang's `step3p5` is its Qwen3-Coder detector): the longer fragment
+    // wins over `step3`'s `step-3` at the same place in the name.
+    models: &[
+        "qwen3-coder",
+        "qwen3.5",
+        "step-3.5",
+        "step3.5",
+        "step3p5",
+        "step-3.7",
+        "step3.7",
+        "nemotron-3-nano",
+    ],
     bare_reader: false,
     profile: Some(Profile {
         name: "qwen3-coder",

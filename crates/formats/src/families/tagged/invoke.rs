@@ -23,8 +23,8 @@ use super::params::{
 };
 use crate::input::{Input, Strictness};
 use crate::util;
-use serde_json::Map;
-use toolgate_core::{Candidate, Span};
+use serde_json::{Map, Value};
+use toolgate_core::{Candidate, ParseFailure, Repair, Span};
 
 /// How a parameter's text is typed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,6 +72,10 @@ pub(crate) struct Syntax<'a> {
     pub attr_entities: bool,
     /// DSML: the invoke body may be a JSON object instead of parameters.
     pub json_body: bool,
+    /// Kimi K3: the invoke body may be one JSON object between these two
+    /// tags instead of parameters (`<|open|>json type="object"<|sep|>` …
+    /// `<|close|>json<|sep|>`); only blank text may follow it in the invoke.
+    pub json_body_tags: Option<(&'a str, &'a str)>,
     /// XML text: `<![CDATA[…]]>` taken literally, entities decoded.
     pub xml_text: bool,
     /// MiniMax-M3: each parameter is an element named by its key,
@@ -440,7 +444,8 @@ impl Markup for Finders<'_> {
         self.syntax.xml_text
     }
 
-    /// DSML: `<invoke name="f">{"k": "v"}</invoke>`.
+    /// DSML: `<invoke name="f">{"k": "v"}</invoke>`; Kimi K3: the object
+    /// in its JSON block (`json_body_tags`).
     fn whole(
         &mut self,
         text: &str,
@@ -449,12 +454,17 @@ impl Markup for Finders<'_> {
         name: &str,
         lenient: Strictness,
     ) -> Option<(Candidate, usize)> {
-        if !(self.syntax.json_body && text[p..].starts_with('{')) {
-            return None;
-        }
         let close = self.tags.close.from(p);
         let pend = close.unwrap_or(text.len());
-        let (arguments, used) = json_args(&text[p..pend], p, lenient, close.is_none());
+        let (arguments, used) = match self.syntax.json_body_tags {
+            Some((open, block_end)) if text[p..].starts_with(open) => {
+                json_block(text, (p + open.len(), pend), block_end, lenient)
+            }
+            _ if self.syntax.json_body && text[p..].starts_with('{') => {
+                json_args(&text[p..pend], p, lenient, close.is_none())
+            }
+            _ => return None,
+        };
         // Without its closer the invoke is open at the end of the output.
         let arguments = match (arguments, close) {
             (Ok(_), None) => Err(truncated(text.len(), "an invoke")),
@@ -485,6 +495,34 @@ impl Markup for Finders<'_> {
     fn resume(&mut self, text: &str, from: usize) -> usize {
         self.tags.resume(text, from)
     }
+}
+
+/// The arguments of a JSON block whose object starts at `from` and whose
+/// invoke ends at `to` (the invoke's closer, or the end of the output): the
+/// object up to `block_end`, then nothing but blank text. An output that
+/// ends inside the block is cut there.
+fn json_block(
+    text: &str,
+    (from, to): (usize, usize),
+    block_end: &str,
+    lenient: Strictness,
+) -> (Result<Map<String, Value>, ParseFailure>, Vec<Repair>) {
+    let Some(j) = text[from..to].find(block_end).map(|i| from + i) else {
+        return if to == text.len() {
+            (Err(truncated(text.len(), "a JSON block")), Vec::new())
+        } else {
+            let e = format!("the JSON block is not closed with `{block_end}`");
+            (Err(malformed(from, e)), Vec::new())
+        };
+    };
+    let after = j + block_end.len();
+    let rest = &text[after..to];
+    if !rest.trim().is_empty() {
+        let shown: String = rest.trim_start().chars().take(20).collect();
+        let e = format!("unexpected text `{shown}` after the JSON block");
+        return (Err(malformed(after, e)), Vec::new());
+    }
+    json_args(&text[from..j], from, lenient, false)
 }
 
 /// `<parameter name="k" …>VALUE</parameter>` at `p`.
