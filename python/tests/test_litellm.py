@@ -394,6 +394,32 @@ def test_a_second_name_at_the_same_index_is_part_of_the_name_not_a_rename():
     assert v["decision"] == "reject" and "rm_rf" in v["reason"]
 
 
+def test_indexless_calls_are_placed_as_the_proxy_and_the_importer_place_them():
+    # Probe s48: Gemini's OpenAI endpoint and older Ollama/LM Studio/
+    # llama.cpp servers send each parallel call whole in one delta without
+    # ``index``, some with an empty id (LiteLLM's own chunks fill in index
+    # 0; a guardrail fed plain deltas must not merge them either). The
+    # placement is the proxy's (``_native.CallSlots``).
+    from toolgate.integrations.litellm import _Choice
+
+    def whole(name, args):
+        return {"id": "", "type": "function", "function": {"name": name, "arguments": args}}
+
+    state = _Choice("auto", TOOLS, None)
+    state.add_native_delta(whole("get_weather", '{"city": "Paris"}'))
+    state.add_native_delta(whole("get_weather", '{"city": "Rome"}'))
+    state.finish = "tool_calls"
+    served = state.end()
+    assert served["verdict"]["decision"] == "execute", served["verdict"]
+    assert [c["function"]["arguments"] for c in served["native_calls"]] == [
+        '{"city": "Paris"}', '{"city": "Rome"}']
+    # Arguments without a name after a whole call: cannot be placed.
+    state = _Choice("auto", TOOLS, None)
+    state.add_native_delta(whole("get_weather", '{"city": "Paris"}'))
+    with pytest.raises(ToolgateError, match="without `index` adds arguments"):
+        state.add_native_delta({"id": "", "function": {"arguments": '{"city": "Rome"}'}})
+
+
 def test_parallel_calls_streamed_at_one_index_are_two_calls_as_in_the_proxy():
     # Ollama and Gemini's OpenAI shims stream parallel calls each at index 0
     # under its own id: two calls, both executed (they were merged into one

@@ -82,6 +82,7 @@ mod candidate;
 pub mod choice;
 pub mod convert;
 mod decision;
+pub mod delta;
 mod file;
 pub mod import;
 pub mod jsonout;

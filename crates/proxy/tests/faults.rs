@@ -2644,6 +2644,112 @@ async fn parallel_calls_at_one_index_are_two_calls_and_an_unfinished_artifact_is
     assert_re_rolled_twice(cut, true).await;
 }
 
+/// Probe s48: Gemini's OpenAI endpoint, older Ollama, LM Studio and
+/// llama.cpp servers stream each parallel call whole in one delta without
+/// `index`, some with an empty `id`: the proxy read two calls as one
+/// `get_weather` with `{…}{…}` arguments (malformed: the model blamed, the
+/// calls refused), where the same answer unstreamed executes. Arguments
+/// without a name after a whole call cannot be placed: the stream breaks,
+/// named. A second name on an unfinished call was dropped, so the
+/// arguments given with `rm_rf` ran as `get_weather`: it joins the first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn indexless_parallel_calls_are_two_calls_and_an_unplaceable_delta_breaks_the_stream() {
+    let chunk = |delta: &str| {
+        format!(
+            "data: {{\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{{\"index\":0,\"delta\":{delta},\"finish_reason\":null}}]}}\n\n"
+        )
+    };
+    let finish = "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n";
+    let whole = |city: &str| {
+        chunk(&format!(
+            r#"{{"tool_calls":[{{"id":"","type":"function","function":{{"name":"get_weather","arguments":"{{\"city\":\"{city}\"}}"}}}}]}}"#
+        ))
+    };
+    let two = leak(format!(
+        "{SSE_HEAD}{}{}{finish}",
+        whole("Paris"),
+        whole("Rome")
+    ));
+    let batch = json_answer(
+        r#"{"id":"x","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","content":null,"tool_calls":[{"id":"","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}},{"id":"","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Rome\"}"}}]}}]}"#,
+    );
+    for (answer, stream, mode) in [
+        (two, true, Mode::Enforce),
+        (two, true, Mode::Observe),
+        (batch, false, Mode::Enforce),
+    ] {
+        let what = format!("{mode:?} stream={stream}");
+        let (proxy, record) = fixed_proxy(answer, mode, 64 << 20);
+        let got = ask(&proxy, stream).await;
+        assert_eq!(got.status, 200, "{what}: {}", got.body);
+        let l = &when_written(record.path(), 1)[0];
+        assert_eq!(l["proxy"]["decision"], "execute", "{what}: {l}");
+        let args: Vec<&str> = l["tool_calls"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["function"]["arguments"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            args,
+            [r#"{"city":"Paris"}"#, r#"{"city":"Rome"}"#],
+            "{what}: {l}"
+        );
+        if mode == Mode::Enforce {
+            let served: usize = calls_in(&got.body)
+                .iter()
+                .map(|c| c.as_array().map_or(1, Vec::len))
+                .sum();
+            assert_eq!(served, 2, "{what}: {}", got.body);
+        }
+    }
+
+    let unplaceable = leak(format!(
+        "{SSE_HEAD}{}{}{finish}",
+        whole("Paris"),
+        chunk(r#"{"tool_calls":[{"id":"","function":{"arguments":"{\"city\":\"Rome\"}"}}]}"#),
+    ));
+    for mode in [Mode::Enforce, Mode::Observe] {
+        let (proxy, record) = fixed_proxy(unplaceable, mode, 64 << 20);
+        let got = ask(&proxy, true).await;
+        if mode == Mode::Enforce {
+            // Nothing was sent yet: a 502 naming it.
+            assert_eq!(got.status, 502, "{}", got.body);
+            assert!(got.body.contains("without `index`"), "{}", got.body);
+        } else {
+            assert!(!got.clean_end, "{mode:?}: {}", got.body);
+        }
+        let l = &when_written(record.path(), 1)[0];
+        let err = l["proxy"]["error"].as_str().unwrap_or("");
+        assert!(
+            err.starts_with(
+                "unchecked: choice 0: a tool-call delta without `index` adds arguments"
+            ),
+            "{mode:?}: {l}"
+        );
+        assert_ne!(l["proxy"]["decision"], "execute", "{mode:?}: {l}");
+    }
+
+    let renamed = leak(format!(
+        "{SSE_HEAD}{}{}{finish}",
+        chunk(
+            r#"{"tool_calls":[{"index":0,"id":"a","type":"function","function":{"name":"get_weather","arguments":""}}]}"#
+        ),
+        chunk(
+            r#"{"tool_calls":[{"index":0,"id":"b","type":"function","function":{"name":"rm_rf","arguments":"{\"city\":\"Paris\"}"}}]}"#
+        ),
+    ));
+    let (proxy, record) = fixed_proxy(renamed, Mode::Enforce, 64 << 20);
+    let got = ask(&proxy, true).await;
+    assert!(calls_in(&got.body).is_empty(), "{}", got.body);
+    let l = &when_written(record.path(), 1)[0];
+    assert_eq!(l["proxy"]["decision"], "reject", "{l}");
+    assert_eq!(
+        l["tool_calls"][0]["function"]["name"], "get_weatherrm_rf",
+        "{l}"
+    );
+}
+
 /// Gemini's OpenAI-compatible API sends each tool call's thought signature
 /// in `extra_content`, and Gemini 3 refuses the next turn without it back:
 /// enforce answered a 502 (an unknown call field) and, streamed, rebuilt

@@ -540,6 +540,67 @@ impl Verdict {
     }
 }
 
+/// Which streamed call a `tool_calls` fragment belongs to, decided as
+/// `toolgate proxy` and `toolgate import` decide it
+/// ([`toolgate_core::delta::CallSlots`]): the LiteLLM guardrail assembles
+/// its calls with it, so all three read a stream as the same calls.
+#[pyclass(module = "toolgate._native")]
+struct CallSlots {
+    slots: Mutex<toolgate_core::delta::CallSlots>,
+}
+
+#[pymethods]
+impl CallSlots {
+    #[new]
+    fn new() -> Self {
+        CallSlots {
+            slots: Mutex::new(toolgate_core::delta::CallSlots::default()),
+        }
+    }
+
+    /// Places one fragment: `index` (a non-negative integer, else None),
+    /// its `position` in its chunk's list, its non-empty `id` and `name`,
+    /// its `arguments` text. Returns `(index, reuse, n)` of its call: the
+    /// place it is listed at, how many calls at that place came before it,
+    /// and its number (for [`CallSlots::name`]). Raises `ToolgateError` when the fragment
+    /// cannot be placed, or would begin a call past `cap`.
+    #[pyo3(signature = (index, position, id=None, name=None, arguments=None, cap=usize::MAX))]
+    fn place(
+        &self,
+        index: Option<u64>,
+        position: u64,
+        id: Option<&Bound<'_, PyString>>,
+        name: Option<&Bound<'_, PyString>>,
+        arguments: Option<&Bound<'_, PyString>>,
+        cap: usize,
+    ) -> PyResult<(u64, u32, usize)> {
+        use toolgate_core::delta::{Fragment, Placed, UNPLACEABLE};
+        let fragment = Fragment {
+            index,
+            position,
+            id: utf8_opt(id, "id")?.filter(|s| !s.is_empty()),
+            name: utf8_opt(name, "name")?.filter(|s| !s.is_empty()),
+            arguments: utf8_opt(arguments, "arguments")?,
+        };
+        let mut slots = self.slots.lock().map_err(|_| err(INTERNAL))?;
+        match slots.place(&fragment, cap) {
+            Placed::Call { n, .. } => {
+                let (place, reuse) = slots.key(n);
+                Ok((place, reuse, n))
+            }
+            Placed::Capped => Err(err(format!("more than {cap} tool calls"))),
+            Placed::Unplaceable => Err(err(UNPLACEABLE)),
+        }
+    }
+
+    /// Call `n`'s name: its first name piece and every later one that is
+    /// not that name repeated, joined.
+    fn name(&self, n: usize) -> PyResult<String> {
+        let slots = self.slots.lock().map_err(|_| err(INTERNAL))?;
+        Ok(slots.name(n).to_string())
+    }
+}
+
 /// The state of one streamed output.
 struct StreamState {
     parser: Stream<'static>,
@@ -1152,6 +1213,12 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     // The most choices one answer may hold: the proxy's and importers' cap.
     m.add("MAX_CHOICES", toolgate_core::MAX_CHOICES)?;
+    // The most native calls a streamed choice holds, as in the proxy.
+    m.add(
+        "MAX_STREAMED_CALLS",
+        toolgate_formats::DEFAULT_MAX_CANDIDATES,
+    )?;
+    m.add_class::<CallSlots>()?;
     m.add_function(wrap_pyfunction!(parse, m)?)?;
     m.add_function(wrap_pyfunction!(judge_choice, m)?)?;
     m.add_function(wrap_pyfunction!(check_answer, m)?)?;

@@ -283,15 +283,6 @@ def _says_something(delta: dict) -> bool:
     return bool(delta.get("tool_calls")) or delta.get("function_call") is not None
 
 
-def _whole_json(text: str) -> bool:
-    """Whether `text` is one whole JSON value (a call's arguments ended)."""
-    try:
-        json.loads(text)
-    except ValueError:
-        return False
-    return True
-
-
 def _append_pieces(into: dict, function: Any) -> None:
     """Concatenates the string ``name`` and ``arguments`` of a streamed
     function piece onto `into` (anything else is ignored, as the proxy
@@ -327,6 +318,9 @@ class _Choice:
         # {"name", "arguments"}, "given_id", maybe "extra_content"}
         # ("given_id" is never sent).
         self.native: dict = {}
+        # Which call of `native` each streamed fragment belongs to (the
+        # proxy's rule), and the calls' names.
+        self.slots = _native.CallSlots()
         # Whether the answer had a ``tool_calls`` list (even an empty one:
         # the proxy judges ``[]`` as a list and serves none).
         self.has_list = False
@@ -346,37 +340,35 @@ class _Choice:
     def add_native_delta(self, delta: Any, position: int = 0) -> None:
         """Adds one streamed ``tool_calls`` entry, assembled exactly as
         ``toolgate proxy`` assembles it, so both judge the same set: the
-        call is the one at its ``index`` (`position` in the delta's list
-        when the index is not a non-negative integer); a non-null ``id``
-        replaces the one before (``call_upstream<index>`` without one);
-        ``name`` and ``arguments`` pieces are concatenated (only strings: a
-        name sent twice is one longer name, never a rename the arguments
-        could run under)."""
-        index = _stream_index(_get(delta, "index"), position)
+        proxy's and the importer's rule (``_native.CallSlots``) says which
+        call it belongs to — by ``id``, else the latest call at its
+        ``index`` (`position` in the delta's list without one), or the next
+        call there (Ollama and Gemini's OpenAI shims stream parallel calls
+        each at index 0, or without index, each whole in one delta) — and
+        its name (a second name joins the first, never a rename the
+        arguments could run under); ``arguments`` pieces are concatenated.
+        Raises :class:`ToolgateError` (the proxy breaks the stream there)
+        on a delta that cannot be placed, or one call too many."""
+        raw_index = _get(delta, "index")
+        index = _stream_index(raw_index, -1)
         new_id = _get(delta, "id")
-        if new_id == "":
+        if not isinstance(new_id, str) or new_id == "":
             new_id = None  # an empty id is none, as in the proxy
         function = _get(delta, "function")
-        named = isinstance(_get(function, "name"), str) and bool(_get(function, "name"))
-        # The last call at this index. A named delta under another id, once
-        # that call's arguments are whole JSON, starts the next call at the
-        # same index (Ollama and Gemini's OpenAI shims stream parallel calls
-        # each at index 0), as the proxy reads it.
-        reuse = max((r for (i, r) in self.native if i == index), default=None)
-        if reuse is None:
-            reuse = 0
-        else:
-            last = self.native[(index, reuse)]
-            if (named and new_id is not None and last["given_id"] is not None
-                    and last["given_id"] != new_id
-                    and _whole_json(last["function"]["arguments"])):
-                reuse += 1
-        call = self.native.setdefault((index, reuse), {
+        name = _get(function, "name")
+        arguments = _get(function, "arguments")
+        place, reuse, number = self.slots.place(
+            index if index >= 0 else None, position,
+            new_id, name if isinstance(name, str) else None,
+            arguments if isinstance(arguments, str) else None,
+            _native.MAX_STREAMED_CALLS)
+        call = self.native.setdefault((place, reuse), {
             # The id the proxy gives a call streamed without one.
-            "id": f"call_upstream{index}" if reuse == 0 else f"call_upstream{index}_{reuse}",
+            "id": f"call_upstream{place}" if reuse == 0 else f"call_upstream{place}_{reuse}",
             "type": "function",
             "function": {"name": "", "arguments": ""},
             "given_id": None,
+            "number": number,
         })
         # The first id stands, as in the proxy and the importer.
         if new_id is not None and call["given_id"] is None:
@@ -388,7 +380,8 @@ class _Choice:
         extra = _get(delta, "extra_content")
         if extra is not None and "extra_content" not in call:
             call["extra_content"] = _plain(extra)
-        _append_pieces(call["function"], _get(delta, "function"))
+        if isinstance(arguments, str):
+            call["function"]["arguments"] += arguments
 
     def add_legacy_delta(self, delta: Any) -> None:
         """Adds one streamed legacy ``function_call`` as ``toolgate proxy``
@@ -404,8 +397,14 @@ class _Choice:
         whether the text's calls execute). Decided by the same code as
         ``toolgate proxy --mode enforce`` (the validator's ``output``
         judgment): the text and the native set as one set."""
-        calls = [{k: v for k, v in self.native[i].items() if k != "given_id"}
-                 for i in sorted(self.native)]
+        calls = []
+        for i in sorted(self.native):
+            call = {k: v for k, v in self.native[i].items()
+                    if k not in ("given_id", "number")}
+            if "number" in self.native[i]:  # streamed: the slots hold its name
+                call["function"] = dict(call["function"],
+                                        name=self.slots.name(self.native[i]["number"]))
+            calls.append(call)
         report, problems = _native.judge_choice(
             "".join(self.text),
             json.dumps(self.tools, ensure_ascii=False),
@@ -676,7 +675,14 @@ class ToolgateGuardrail(_Base):
                 if isinstance(reasoning, str) and reasoning:
                     state.reasoning.append(reasoning)
                 for position, call in enumerate(delta.get("tool_calls") or []):
-                    state.add_native_delta(call, position)
+                    try:
+                        state.add_native_delta(call, position)
+                    except ToolgateError as e:
+                        # The proxy breaks the stream there too.
+                        raise ToolgateError(
+                            f"toolgate: choice {index}: {e}: "
+                            "the stream cannot be checked, so it is cut"
+                        ) from None
                 legacy = delta.get("function_call")
                 if legacy is not None:
                     state.add_legacy_delta(legacy)

@@ -8,8 +8,10 @@
 //! `output` and kept as `chunks`; reasoning deltas
 //! (`reasoning_content`/`reasoning`, `thinking` parts) into `reasoning`;
 //! `refusal` deltas into `import.refusal`; tool-call deltas are reassembled
-//! per call ([`StreamedCalls`]: by `id`, else by `index`; id and name from
-//! the first fragment that has them, `arguments` concatenated), the legacy
+//! per call ([`StreamedCalls`], placed as the proxy places them,
+//! [`crate::delta`]: by `id`, else by `index`; the id from the first
+//! fragment that has one, a name piece joined unless it repeats the name,
+//! `arguments` concatenated), the legacy
 //! `function_call` deltas as one call of their own after them (native
 //! calls and a legacy call are one set, as a response's). An `error` carrying
 //! `failed_generation` ends the stream with that text as its output. An SSE
@@ -54,6 +56,7 @@ use super::{
     Converted, FailedGeneration, Kind, NoteKind, Record, add_note, anthropic, error_what, openai,
     responses, str_of,
 };
+use crate::delta::{CallSlots, Fragment, Placed};
 use serde_json::{Map, Value, json};
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
@@ -646,86 +649,28 @@ struct OpenaiChoice {
     finish: Option<String>,
 }
 
-/// The tool calls of one streamed choice, told apart by their fragments.
-///
-/// A fragment belongs to the call with its `id`, else to the call at its
-/// `index`. Servers that give every parallel call the same `index` (Ollama,
-/// OpenAI-compatible Gemini shims) or none (older Mistral and Ollama) still
-/// give each call its own `id`: a named fragment with a new `id`, after a
-/// call whose arguments are complete JSON, starts a new call, so two calls
-/// are never read as one call with both arguments concatenated. Any other
-/// fragment continues the latest call at its `index` (its position in the
-/// chunk's list when it has none) — also when a proxy gives every fragment
-/// a fresh `id`.
+/// The tool calls of one streamed choice, told apart by their fragments
+/// as the proxy tells them apart ([`crate::delta::CallSlots`]).
 #[derive(Default)]
 struct StreamedCalls {
-    /// (slot, call) in arrival order; listed sorted by slot, then arrival.
-    list: Vec<(i64, StreamedCall)>,
-    /// The latest call at each wire `index`.
-    slots: HashMap<i64, usize>,
-    /// Calls by `id`.
-    ids: HashMap<String, usize>,
-    /// Wire indexes that distinct calls shared.
-    reused: Vec<i64>,
+    /// Which call each fragment belongs to.
+    slots: CallSlots,
+    /// The calls in arrival order (`slots`' numbers).
+    list: Vec<StreamedCall>,
+}
+
+/// Why a streamed call fragment was not read.
+enum Unread {
+    /// A new call past [`MAX_STREAM_PARTS`].
+    Capped,
+    /// [`crate::delta::UNPLACEABLE`].
+    Unplaceable,
 }
 
 impl StreamedCalls {
-    /// The call a fragment belongs to, created when new; `None` when a new
-    /// call would pass [`MAX_STREAM_PARTS`].
-    ///
-    /// `named`: the fragment carries a function name, as a call's first
-    /// fragment does. A fragment with an unseen `id` at an index whose call
-    /// has another id starts a new call only when it is named and that call's
-    /// arguments are complete JSON; otherwise it continues the call (some
-    /// proxies give every fragment a fresh id), which keeps its first id.
-    fn call(
-        &mut self,
-        index: Option<i64>,
-        position: i64,
-        id: Option<&str>,
-        named: bool,
-    ) -> Option<usize> {
-        if let Some(&p) = id.and_then(|id| self.ids.get(id)) {
-            return Some(p);
-        }
-        // The latest call at its index (its position in the chunk's list
-        // when it has none, as OpenAI's index would be).
-        let at = self.slots.get(&index.unwrap_or(position)).copied();
-        let found = match (at, id) {
-            (Some(p), Some(_)) if named && self.list[p].1.is_complete() => {
-                if index.is_some() && self.list[p].1.id.is_some() {
-                    let slot = self.list[p].0;
-                    if !self.reused.contains(&slot) {
-                        self.reused.push(slot);
-                    }
-                }
-                None
-            }
-            (found, _) => found,
-        };
-        let p = match found {
-            Some(p) => p,
-            None => {
-                if self.list.len() >= MAX_STREAM_PARTS {
-                    return None;
-                }
-                let slot = index.unwrap_or(position);
-                self.list.push((slot, StreamedCall::default()));
-                let p = self.list.len() - 1;
-                self.slots.insert(slot, p);
-                p
-            }
-        };
-        if let Some(id) = id {
-            self.ids.insert(id.to_string(), p);
-            self.list[p].1.id.get_or_insert_with(|| id.to_string());
-        }
-        Some(p)
-    }
-
     /// Adds one fragment (`{"id", "function": {"name", "arguments"}}`, or a
-    /// legacy `function_call` delta); `false` when it was not read (cap).
-    fn feed(&mut self, index: Option<i64>, position: i64, fragment: &Value) -> bool {
+    /// legacy `function_call` delta, `index` 0).
+    fn feed(&mut self, index: Option<u64>, position: u64, fragment: &Value) -> Result<(), Unread> {
         // An empty id (sent on continuation fragments by some servers) is none.
         let id = fragment
             .get("id")
@@ -736,34 +681,69 @@ impl StreamedCalls {
             .get("name")
             .and_then(Value::as_str)
             .filter(|n| !n.is_empty());
-        let Some(p) = self.call(index, position, id, name.is_some()) else {
-            return false;
-        };
-        let entry = &mut self.list[p].1;
-        if let Some(name) = name {
-            entry.name.get_or_insert_with(|| name.to_string());
-        }
         let text = match f.get("arguments") {
-            None | Some(Value::Null) => return true,
-            Some(Value::String(a)) => std::borrow::Cow::Borrowed(a.as_str()),
+            None | Some(Value::Null) => None,
+            Some(Value::String(a)) => Some(Cow::Borrowed(a.as_str())),
             // Arguments sent as a JSON value rather than its text: its text,
             // never dropped (a call must not pass with fewer arguments than
             // the model wrote).
-            Some(other) => std::borrow::Cow::Owned(other.to_string()),
+            Some(other) => Some(Cow::Owned(other.to_string())),
         };
-        entry.shape.feed(&text);
-        entry
-            .arguments
-            .get_or_insert_with(String::new)
-            .push_str(&text);
-        true
+        let placed = self.slots.place(
+            &Fragment {
+                index,
+                position,
+                id,
+                name,
+                arguments: text.as_deref(),
+            },
+            MAX_STREAM_PARTS,
+        );
+        let n = match placed {
+            Placed::Call { n, .. } => n,
+            Placed::Capped => return Err(Unread::Capped),
+            Placed::Unplaceable => return Err(Unread::Unplaceable),
+        };
+        if n >= self.list.len() {
+            self.list.resize_with(n + 1, StreamedCall::default);
+        }
+        let entry = &mut self.list[n];
+        // The first id stands; the name is the slots' ([`CallSlots::name`]).
+        if let Some(id) = id {
+            entry.id.get_or_insert_with(|| id.to_string());
+        }
+        if let Some(text) = text {
+            entry
+                .arguments
+                .get_or_insert_with(String::new)
+                .push_str(&text);
+        }
+        Ok(())
+    }
+
+    /// Wire indexes that distinct calls (by `id`) shared.
+    fn reused(&self) -> Vec<i64> {
+        self.slots
+            .reused()
+            .iter()
+            .map(|&i| i64::try_from(i).unwrap_or(i64::MAX))
+            .collect()
     }
 
     /// The calls in order: by wire index, then arrival.
     fn into_calls(self) -> Vec<StreamedCall> {
-        let mut list = self.list;
-        list.sort_by_key(|(slot, _)| *slot);
-        list.into_iter().map(|(_, call)| call).collect()
+        let slots = self.slots;
+        let mut list: Vec<_> = self.list.into_iter().enumerate().collect();
+        list.sort_by_key(|(n, _)| slots.key(*n));
+        list.into_iter()
+            .map(|(n, mut call)| {
+                let name = slots.name(n);
+                if !name.is_empty() {
+                    call.name = Some(name.to_string());
+                }
+                call
+            })
+            .collect()
     }
 }
 
@@ -775,59 +755,6 @@ struct StreamedCall {
     /// The concatenated `arguments` strings; `None` while every delta's
     /// `arguments` was null or absent.
     arguments: Option<String>,
-    /// Where `arguments` stands as JSON text.
-    shape: JsonShape,
-}
-
-impl StreamedCall {
-    /// Whether its arguments so far are a complete JSON object or array.
-    fn is_complete(&self) -> bool {
-        self.shape.is_complete()
-    }
-}
-
-/// Whether a JSON text fed in pieces has closed its outermost object or
-/// array: brackets counted outside strings, in one pass over each piece
-/// (linear however many fragments there are).
-#[derive(Default)]
-struct JsonShape {
-    depth: usize,
-    in_string: bool,
-    escaped: bool,
-    closed: bool,
-}
-
-impl JsonShape {
-    fn feed(&mut self, text: &str) {
-        for b in text.bytes() {
-            if self.in_string {
-                if self.escaped {
-                    self.escaped = false;
-                } else if b == b'\\' {
-                    self.escaped = true;
-                } else if b == b'"' {
-                    self.in_string = false;
-                }
-                continue;
-            }
-            match b {
-                b'"' => self.in_string = true,
-                b'{' | b'[' => {
-                    self.depth += 1;
-                    self.closed = false;
-                }
-                b'}' | b']' if self.depth > 0 => {
-                    self.depth -= 1;
-                    self.closed = self.depth == 0;
-                }
-                _ => {}
-            }
-        }
-    }
-
-    fn is_complete(&self) -> bool {
-        self.closed && self.depth == 0 && !self.in_string
-    }
 }
 
 /// A chat stream read to its end.
@@ -1052,17 +979,30 @@ impl OpenaiStream {
                         });
                         continue;
                     }
-                    let i = call.get("index").and_then(Value::as_i64);
-                    if !acc.calls.feed(i, k as i64, call) {
-                        self.capped.get_or_insert_with(|| {
-                            format!("more than {MAX_STREAM_PARTS} tool calls in choice {index}: the later ones are not read")
-                        });
+                    let i = call.get("index").and_then(Value::as_u64);
+                    match acc.calls.feed(i, k as u64, call) {
+                        Ok(()) => {}
+                        Err(Unread::Capped) => {
+                            self.capped.get_or_insert_with(|| {
+                                format!("more than {MAX_STREAM_PARTS} tool calls in choice {index}: the later ones are not read")
+                            });
+                        }
+                        Err(Unread::Unplaceable) => {
+                            self.invalid.get_or_insert_with(|| {
+                                format!("choice {index}: {}", crate::delta::UNPLACEABLE)
+                            });
+                        }
                     }
                 }
             }
             // The legacy functions API streams one call as `function_call`.
             if let Some(call) = delta.get("function_call").filter(|f| f.is_object()) {
-                acc.legacy.feed(Some(0), 0, call);
+                // At `index` 0: never unplaceable (that needs no index).
+                if let Err(Unread::Capped) = acc.legacy.feed(Some(0), 0, call) {
+                    self.capped.get_or_insert_with(|| {
+                        format!("more than {MAX_STREAM_PARTS} legacy function calls in choice {index}: the later ones are not read")
+                    });
+                }
             }
         }
     }
@@ -1111,8 +1051,9 @@ impl OpenaiStream {
                 unfinished.push(index);
             }
             let mut filled = false;
-            if !c.calls.reused.is_empty() {
-                reused.push((index, c.calls.reused.clone()));
+            let shared = c.calls.reused();
+            if !shared.is_empty() {
+                reused.push((index, shared));
             }
             let calls: Vec<Value> = c
                 .calls

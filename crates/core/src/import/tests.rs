@@ -135,7 +135,8 @@ fn openai_stream_reassembles_tool_calls_by_index() {
     assert!(t.warnings.is_empty(), "{:?}", t.warnings);
     let calls = t.tool_calls.as_ref().unwrap();
     assert_eq!(calls[0]["function"]["name"], "f");
-    assert_eq!(calls[1]["function"]["name"], "g");
+    // A later, different name piece joins the first (s48: never a rename).
+    assert_eq!(calls[1]["function"]["name"], "gignored");
     assert_eq!(calls[1]["id"], "b");
     assert_eq!(args(t, 1), "{\"y\": 2}");
     assert_eq!(t.finish_reason.as_deref(), Some("tool_calls"));
@@ -1215,6 +1216,92 @@ fn streamed_calls_sharing_or_lacking_an_index_are_told_apart_by_id() {
     ]
     .concat();
     assert_eq!(calls_of(&text), (expected, vec![]));
+}
+
+/// Probe s48: Gemini's OpenAI endpoint, older Ollama, LM Studio and
+/// llama.cpp servers send each parallel call whole in one delta without
+/// `index`, some with an empty `id`. One per chunk, both were read as one
+/// call `w` with `{"city":"A"}{"city":"B"}` (the model blamed for the
+/// server's framing); a later call's name was dropped. A named delta with
+/// argument text after a whole call starts the next one; argument text
+/// without a name after a whole call cannot be placed: the stream is
+/// refused, named. A different name joins the first (never a rename).
+#[test]
+fn indexless_calls_with_empty_ids_are_told_apart_and_an_unplaceable_one_refused() {
+    let chunk = |calls: &str| {
+        format!(
+            "data: {{\"object\":\"chat.completion.chunk\",\"choices\":[{{\"index\":0,\"delta\":{{\"tool_calls\":{calls}}}}}]}}\n\n"
+        )
+    };
+    let end = "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n";
+    let names_args = |text: &str| -> Vec<(String, String)> {
+        let loaded = load("g.sse", text);
+        let t = ok(&loaded)[0].clone();
+        t.tool_calls
+            .as_ref()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                (
+                    c["function"]["name"].as_str().unwrap().to_string(),
+                    c["function"]["arguments"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    let expected = vec![
+        ("w".to_string(), r#"{"city":"A"}"#.to_string()),
+        ("t".to_string(), r#"{"tz":"UTC"}"#.to_string()),
+    ];
+    for id in [r#""id":"","#, "", r#""id":null,"#] {
+        let text = [
+            chunk(&format!(
+                r#"[{{{id}"type":"function","function":{{"name":"w","arguments":"{{\"city\":\"A\"}}"}}}}]"#
+            )),
+            chunk(&format!(
+                r#"[{{{id}"type":"function","function":{{"name":"t","arguments":"{{\"tz\":\"UTC\"}}"}}}}]"#
+            )),
+            end.to_string(),
+        ]
+        .concat();
+        assert_eq!(names_args(&text), expected, "id {id}");
+    }
+    // Split arguments still continue their call; a name repeated without
+    // arguments (MiniMax through NIM repeats it) is the same call.
+    let text = [
+        chunk(r#"[{"id":"","function":{"name":"w","arguments":"{\"city\":"}}]"#),
+        chunk(r#"[{"id":"","function":{"arguments":"\"A\"}"}}]"#),
+        chunk(r#"[{"id":"","function":{"name":"w","arguments":""}}]"#),
+        chunk(r#"[{"id":"","function":{"name":"t","arguments":"{\"tz\":\"UTC\"}"}}]"#),
+        end.to_string(),
+    ]
+    .concat();
+    assert_eq!(names_args(&text), expected);
+    // Arguments without a name after a whole call: refused, named.
+    let text = [
+        chunk(r#"[{"id":"","function":{"name":"w","arguments":"{\"city\":\"A\"}"}}]"#),
+        chunk(r#"[{"id":"","function":{"arguments":"{\"tz\":\"UTC\"}"}}]"#),
+        end.to_string(),
+    ]
+    .concat();
+    let loaded = load("u.sse", &text);
+    let e = loaded[0].as_ref().unwrap_err();
+    assert!(
+        e.reason.contains("choice 0: a tool-call delta without `index` adds arguments to a call whose arguments are already whole JSON"),
+        "{e}"
+    );
+    // A second name on an unfinished call joins the first: `wrm`, never
+    // `w` run with the arguments given to `rm`.
+    let text = [
+        chunk(r#"[{"index":0,"id":"a","function":{"name":"w","arguments":""}}]"#),
+        chunk(r#"[{"index":0,"id":"b","function":{"name":"rm","arguments":"{\"p\":\"/\"}"}}]"#),
+        end.to_string(),
+    ]
+    .concat();
+    assert_eq!(
+        names_args(&text),
+        [("wrm".to_string(), r#"{"p":"/"}"#.to_string())]
+    );
 }
 
 /// Found while reading recorded streams: the legacy functions API streams

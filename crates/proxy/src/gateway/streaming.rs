@@ -64,6 +64,7 @@ use std::sync::Arc;
 use std::time::Instant;
 use tokio::sync::{mpsc, oneshot};
 use toolgate_core::answer::EXTRA_CONTENT;
+use toolgate_core::delta::{CallSlots, Fragment, Placed, UNPLACEABLE};
 use toolgate_core::import::choice_error;
 use toolgate_validator::stream::Holdback;
 
@@ -245,7 +246,11 @@ pub(crate) const MAX_STREAMED_CALLS: usize = toolgate_formats::DEFAULT_MAX_CANDI
 /// A native call being streamed.
 #[derive(Default, Debug)]
 struct NativeAcc {
+    /// A native call's number in its choice's [`CallSlots`], which hold
+    /// its name.
+    number: usize,
     id: Option<Value>,
+    /// A legacy `function_call`'s name, its pieces joined.
     name: String,
     arguments: String,
     /// The call's vendor metadata (Gemini's thought signature), relayed as
@@ -262,6 +267,8 @@ struct ChoiceAcc {
     /// that index): Ollama and Gemini's OpenAI shims stream parallel calls
     /// each at `index` 0 under its own `id`.
     native: BTreeMap<(u64, u32), NativeAcc>,
+    /// Which call of `native` each fragment belongs to.
+    slots: CallSlots,
     /// A legacy `function_call` being streamed.
     legacy: Option<NativeAcc>,
     finish: Option<String>,
@@ -276,6 +283,7 @@ impl ChoiceAcc {
             chunks: Vec::new(),
             reasoning: None,
             native: BTreeMap::new(),
+            slots: CallSlots::default(),
             legacy: None,
             finish: None,
             done: false,
@@ -299,7 +307,7 @@ impl ChoiceAcc {
                     let mut call = json!({
                         "id": n.id.clone().unwrap_or_else(|| json!(id)),
                         "type": "function",
-                        "function": {"name": n.name, "arguments": n.arguments},
+                        "function": {"name": self.slots.name(n.number), "arguments": n.arguments},
                     });
                     if let (Some(extra), Value::Object(c)) = (&n.extra, &mut call) {
                         c.insert(EXTRA_CONTENT.into(), extra.clone());
@@ -502,79 +510,60 @@ impl StreamState {
                 }
                 if let Some(Value::Array(calls)) = delta.get("tool_calls") {
                     for (pos, call) in calls.iter().enumerate() {
-                        let i = call
-                            .get("index")
-                            .and_then(Value::as_u64)
-                            .unwrap_or(pos as u64);
-                        // An empty id is none.
+                        // An empty id or name is none.
                         let id = call
                             .get("id")
-                            .filter(|v| !v.is_null() && v.as_str() != Some(""));
-                        let named = call
-                            .pointer("/function/name")
                             .and_then(Value::as_str)
-                            .is_some_and(|n| !n.is_empty());
-                        // The last call streamed at this index. A named
-                        // delta under another id, once that call's
-                        // arguments are whole JSON, starts the next call
-                        // (Ollama and Gemini's OpenAI shims stream parallel
-                        // calls each at index 0), as the importer reads it;
-                        // otherwise pieces join the call (some servers give
-                        // every fragment a fresh id), never a merge into
-                        // one call named `get_weatherget_weather`.
-                        let reuse = match acc.native.range((i, 0)..=(i, u32::MAX)).next_back() {
-                            Some((&(_, r), n))
-                                if named
-                                    && id.is_some()
-                                    && n.id.is_some()
-                                    && n.id.as_ref() != id
-                                    && serde_json::from_str::<serde::de::IgnoredAny>(
-                                        &n.arguments,
-                                    )
-                                    .is_ok() =>
-                            {
-                                r + 1
-                            }
-                            Some((&(_, r), _)) => r,
-                            None => 0,
+                            .filter(|id| !id.is_empty());
+                        let fragment = Fragment {
+                            index: call.get("index").and_then(Value::as_u64),
+                            position: pos as u64,
+                            id,
+                            name: call
+                                .pointer("/function/name")
+                                .and_then(Value::as_str)
+                                .filter(|n| !n.is_empty()),
+                            arguments: call.pointer("/function/arguments").and_then(Value::as_str),
                         };
-                        // A call past the candidate cap: the set cannot
-                        // execute (a capped mode fails its `parse` gate), and
-                        // each call held costs hundreds of times its bytes
-                        // once judged (200,000 `{"index": N}` in 3.4 MB of
-                        // stream took 736 MB): the stream breaks here.
-                        if acc.native.len() >= MAX_STREAMED_CALLS
-                            && !acc.native.contains_key(&(i, reuse))
-                        {
-                            return Err(format!(
-                                "unchecked: choice {index} streams more than \
-                                 {MAX_STREAMED_CALLS} tool calls"
-                            ));
-                        }
-                        let n = acc.native.entry((i, reuse)).or_default();
+                        // The call it belongs to, as the importer reads it
+                        // ([`CallSlots`]): by id, else the last call at its
+                        // index (position without one), or the next call
+                        // there (Ollama and Gemini's OpenAI shims stream
+                        // parallel calls each at index 0, or without index,
+                        // each whole in one delta), never a merge into one
+                        // call named `get_weatherget_weather` with `{…}{…}`
+                        // arguments. A call past the candidate cap: the set
+                        // cannot execute (a capped mode fails its `parse`
+                        // gate), and each call held costs hundreds of times
+                        // its bytes once judged (200,000 `{"index": N}` in
+                        // 3.4 MB of stream took 736 MB): the stream breaks
+                        // there, as it does on a delta that cannot be placed.
+                        let (key, number) = match acc.slots.place(&fragment, MAX_STREAMED_CALLS) {
+                            Placed::Call { n, .. } => (acc.slots.key(n), n),
+                            Placed::Capped => {
+                                return Err(format!(
+                                    "unchecked: choice {index} streams more than \
+                                     {MAX_STREAMED_CALLS} tool calls"
+                                ));
+                            }
+                            Placed::Unplaceable => {
+                                return Err(format!("unchecked: choice {index}: {UNPLACEABLE}"));
+                            }
+                        };
+                        let n = acc.native.entry(key).or_default();
+                        n.number = number;
                         // The first id stands (as the importer reads it):
                         // a later fragment's, or an empty one, would break
                         // matching the tool result to its call.
                         if n.id.is_none()
                             && let Some(id) = id
                         {
-                            n.id = Some(id.clone());
+                            n.id = Some(Value::String(id.to_string()));
                         }
                         if n.extra.is_none()
                             && let Some(extra) = call.get(EXTRA_CONTENT).filter(|v| !v.is_null())
                         {
                             n.extra = Some(extra.clone());
-                        }
-                        // The first name stands, as the importer reads it:
-                        // MiniMax through NVIDIA NIM (and other servers)
-                        // repeat the whole name in every fragment, which
-                        // joined made `get_weatherget_weather`, a correct
-                        // call rejected as `wrong_tool`.
-                        if n.name.is_empty()
-                            && let Some(name) =
-                                call.pointer("/function/name").and_then(Value::as_str)
-                        {
-                            n.name.push_str(name);
                         }
                         if let Some(a) = call.pointer("/function/arguments").and_then(Value::as_str)
                         {

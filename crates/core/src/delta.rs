@@ -1,0 +1,312 @@
+//! Which call a streamed `tool_calls` fragment belongs to: one rule for the
+//! proxy's stream judge and the importer of captured streams, so a stream
+//! is read as the same calls live and recorded (DECISIONS, "Streamed
+//! tool-call fragments").
+//!
+//! A fragment belongs to the call with its `id`, else to the latest call at
+//! its `index` (its position in the chunk's list when it has none, as
+//! OpenAI's index would be). It starts the next call at that place instead
+//! when it carries a function name, the call there already has whole JSON
+//! arguments, and
+//!
+//! - its `id` is new and the call there has another one (Ollama and
+//!   Gemini's OpenAI shims stream parallel calls each at `index` 0, each
+//!   under its own id), or
+//! - it has no `index` and carries argument text (Gemini's OpenAI endpoint,
+//!   older Ollama, LM Studio and llama.cpp servers send each call whole in
+//!   one delta without `index`, some with an empty `id`).
+//!
+//! Otherwise it continues that call (some proxies give every fragment a
+//! fresh id, MiniMax through NVIDIA NIM repeats the name in every
+//! fragment): a name piece that is not the call's name repeated is joined
+//! to it ([`CallSlots::name`]), so no call runs under a name its arguments
+//! were not given with. A fragment without `index` that adds argument text to a
+//! call whose arguments are already whole JSON, and that starts no call by
+//! the rule above, cannot be placed: the caller fails closed
+//! ([`Placed::Unplaceable`]) rather than read `{…}{…}` as one call.
+
+use std::collections::HashMap;
+
+/// One `tool_calls` fragment, as read off the wire.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Fragment<'a> {
+    /// Its `index`, when it is a non-negative integer.
+    pub index: Option<u64>,
+    /// Its place in its chunk's `tool_calls` list.
+    pub position: u64,
+    /// Its `id`, when a non-empty string (servers send `""` on
+    /// continuation fragments).
+    pub id: Option<&'a str>,
+    /// Its `function.name`, when a non-empty string.
+    pub name: Option<&'a str>,
+    /// Its `function.arguments` text.
+    pub arguments: Option<&'a str>,
+}
+
+/// Where a fragment goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placed {
+    /// A call.
+    Call {
+        /// Its number, in arrival order.
+        n: usize,
+        /// This fragment began it.
+        new: bool,
+    },
+    /// It would begin one call more than the cap given.
+    Capped,
+    /// It cannot be placed unambiguously ([`UNPLACEABLE`]).
+    Unplaceable,
+}
+
+/// Why a fragment is [`Placed::Unplaceable`].
+pub const UNPLACEABLE: &str = "a tool-call delta without `index` adds arguments to a call whose arguments are already whole JSON (neither that call's continuation nor a new call)";
+
+/// The calls of one streamed choice, told apart by their fragments.
+#[derive(Debug, Default)]
+pub struct CallSlots {
+    calls: Vec<Slot>,
+    /// The latest call at each place (`index`, else position).
+    latest: HashMap<u64, usize>,
+    /// Calls by `id`.
+    ids: HashMap<String, usize>,
+    /// Wire indexes that distinct calls (by `id`) shared.
+    reused: Vec<u64>,
+}
+
+#[derive(Debug, Default)]
+struct Slot {
+    place: u64,
+    /// How many calls at `place` came before it.
+    reuse: u32,
+    has_id: bool,
+    /// Its name: the first name piece, and any later piece that is not the
+    /// name so far repeated.
+    name: String,
+    shape: JsonShape,
+}
+
+impl CallSlots {
+    /// Places fragment `f`; a call it would begin past `cap` calls is
+    /// [`Placed::Capped`] (nothing is recorded then).
+    pub fn place(&mut self, f: &Fragment, cap: usize) -> Placed {
+        let known = f.id.and_then(|id| self.ids.get(id)).copied();
+        let (n, new) = match known {
+            Some(n) => (n, false),
+            None => {
+                let place = f.index.unwrap_or(f.position);
+                // The latest call at this place, and whether this fragment
+                // begins the next one there.
+                let (at, next) = match self.latest.get(&place).copied() {
+                    None => (None, true),
+                    Some(p) => {
+                        let at = &self.calls[p];
+                        let whole = at.shape.is_complete();
+                        let by_id = f.id.is_some() && at.has_id;
+                        let whole_delta = f.index.is_none()
+                            && !at.name.is_empty()
+                            && f.arguments.is_some_and(|a| !a.is_empty());
+                        if f.name.is_some() && whole && (by_id || whole_delta) {
+                            if f.index.is_some() && by_id && !self.reused.contains(&place) {
+                                self.reused.push(place);
+                            }
+                            (Some(p), true)
+                        } else if f.index.is_none()
+                            && whole
+                            && f.arguments.is_some_and(|a| !a.trim().is_empty())
+                        {
+                            return Placed::Unplaceable;
+                        } else {
+                            (Some(p), false)
+                        }
+                    }
+                };
+                match (at, next) {
+                    (Some(p), false) => (p, false),
+                    _ => {
+                        if self.calls.len() >= cap {
+                            return Placed::Capped;
+                        }
+                        let reuse = at.map_or(0, |p| self.calls[p].reuse.saturating_add(1));
+                        self.calls.push(Slot {
+                            place,
+                            reuse,
+                            ..Slot::default()
+                        });
+                        let n = self.calls.len() - 1;
+                        self.latest.insert(place, n);
+                        (n, true)
+                    }
+                }
+            }
+        };
+        if let Some(id) = f.id {
+            self.ids.entry(id.to_string()).or_insert(n);
+        }
+        let call = &mut self.calls[n];
+        call.has_id |= f.id.is_some();
+        if let Some(name) = f.name
+            && call.name != name
+        {
+            call.name.push_str(name);
+        }
+        if let Some(a) = f.arguments {
+            call.shape.feed(a);
+        }
+        Placed::Call { n, new }
+    }
+
+    /// Call `n`'s place (`index`, else position) and how many calls at that
+    /// place came before it: the calls are listed in this order.
+    pub fn key(&self, n: usize) -> (u64, u32) {
+        self.calls.get(n).map_or((0, 0), |c| (c.place, c.reuse))
+    }
+
+    /// Call `n`'s name: its first name piece, then every later piece that
+    /// is not that name repeated (MiniMax through NVIDIA NIM repeats the
+    /// whole name in every fragment), joined: a second name is one longer
+    /// name, never a rename its arguments could run under.
+    pub fn name(&self, n: usize) -> &str {
+        self.calls.get(n).map_or("", |c| c.name.as_str())
+    }
+
+    /// How many calls were begun.
+    pub fn len(&self) -> usize {
+        self.calls.len()
+    }
+
+    /// Whether no call was begun.
+    pub fn is_empty(&self) -> bool {
+        self.calls.is_empty()
+    }
+
+    /// Wire indexes that distinct calls (by `id`) shared.
+    pub fn reused(&self) -> &[u64] {
+        &self.reused
+    }
+}
+
+/// Whether a JSON text fed in pieces has closed its outermost object or
+/// array: brackets counted outside strings, in one pass over each piece
+/// (linear however many fragments there are).
+#[derive(Debug, Default)]
+pub(crate) struct JsonShape {
+    depth: usize,
+    in_string: bool,
+    escaped: bool,
+    closed: bool,
+}
+
+impl JsonShape {
+    /// Reads the next piece.
+    pub(crate) fn feed(&mut self, text: &str) {
+        for b in text.bytes() {
+            if self.in_string {
+                if self.escaped {
+                    self.escaped = false;
+                } else if b == b'\\' {
+                    self.escaped = true;
+                } else if b == b'"' {
+                    self.in_string = false;
+                }
+                continue;
+            }
+            match b {
+                b'"' => self.in_string = true,
+                b'{' | b'[' => {
+                    self.depth += 1;
+                    self.closed = false;
+                }
+                b'}' | b']' if self.depth > 0 => {
+                    self.depth -= 1;
+                    self.closed = self.depth == 0;
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Whether the outermost object or array has closed.
+    pub(crate) fn is_complete(&self) -> bool {
+        self.closed && self.depth == 0 && !self.in_string
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frag<'a>(
+        index: Option<u64>,
+        id: Option<&'a str>,
+        name: Option<&'a str>,
+        arguments: Option<&'a str>,
+    ) -> Fragment<'a> {
+        Fragment {
+            index,
+            position: 0,
+            id,
+            name,
+            arguments,
+        }
+    }
+
+    fn call(p: Placed) -> (usize, bool) {
+        match p {
+            Placed::Call { n, new } => (n, new),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn whole_indexless_calls_without_ids_are_calls_of_their_own() {
+        let mut s = CallSlots::default();
+        let a = frag(None, None, Some("w"), Some(r#"{"city":"A"}"#));
+        let b = frag(None, None, Some("t"), Some(r#"{"tz":"UTC"}"#));
+        assert_eq!(call(s.place(&a, 10)), (0, true));
+        assert_eq!(call(s.place(&b, 10)), (1, true));
+        assert_eq!((s.key(0), s.key(1)), ((0, 0), (0, 1)));
+        assert_eq!((s.name(0), s.name(1)), ("w", "t"));
+        // With an index, the index says which call it is: no new call
+        // without a new id (the arguments join, malformed).
+        let mut s = CallSlots::default();
+        let a = frag(Some(0), None, Some("w"), Some("{}"));
+        assert_eq!(call(s.place(&a, 10)), (0, true));
+        assert_eq!(call(s.place(&a, 10)), (0, false));
+        assert_eq!(s.name(0), "w");
+    }
+
+    #[test]
+    fn indexless_arguments_after_whole_arguments_cannot_be_placed() {
+        let mut s = CallSlots::default();
+        s.place(&frag(None, None, Some("w"), Some("{}")), 10);
+        assert_eq!(
+            s.place(&frag(None, None, None, Some("{}")), 10),
+            Placed::Unplaceable
+        );
+        // Whitespace, or no text, adds nothing a call could run with.
+        assert_eq!(
+            call(s.place(&frag(None, None, None, Some(" ")), 10)),
+            (0, false)
+        );
+        assert_eq!(
+            call(s.place(&frag(None, None, Some("w"), None), 10)),
+            (0, false)
+        );
+        // A new call past the cap.
+        assert_eq!(
+            s.place(&frag(None, None, Some("x"), Some("{}")), 1),
+            Placed::Capped
+        );
+    }
+
+    #[test]
+    fn a_different_name_joins_a_repeated_one_does_not() {
+        let mut s = CallSlots::default();
+        s.place(&frag(Some(0), Some("a"), Some("w"), Some("")), 10);
+        s.place(&frag(Some(0), Some("a"), Some("w"), Some("{")), 10);
+        s.place(&frag(Some(0), Some("b"), Some("rm"), Some("}")), 10);
+        assert_eq!(s.len(), 1);
+        assert_eq!(s.name(0), "wrm");
+    }
+}
