@@ -4661,3 +4661,124 @@ fn an_unreadable_parallel_tool_calls_is_refused() {
         }
     }
 }
+
+/// Probe s48: Anthropic's `tool_choice.disable_parallel_tool_use: true`
+/// was not read, so a Messages answer of two `tool_use` blocks was decided
+/// `execute` where the client asked for one call at most. It is the same
+/// limit as `parallel_tool_calls: false` (the other way round), written as
+/// the transcript's `parallel_tool_calls: false`: the JSON importer and the
+/// stream importer (its request from `STEM.request.json`) alike; `false`,
+/// `null`, no member or no `tool_choice` set no limit.
+#[test]
+fn anthropic_disable_parallel_tool_use_is_carried_into_the_transcript() {
+    let (message, stream) = anthropic_two_calls();
+    let request = |choice: &str| {
+        format!(
+            r#"{{"model": "claude-sonnet-4-5", "max_tokens": 1024,
+            "tools": [{{"name": "get_weather", "input_schema": {{"type": "object"}}}}]{choice}}}"#
+        )
+    };
+    let cases = [
+        (
+            r#", "tool_choice": {"type": "auto", "disable_parallel_tool_use": true}"#,
+            true,
+        ),
+        (
+            r#", "tool_choice": {"type": "any", "disable_parallel_tool_use": true}"#,
+            true,
+        ),
+        (
+            r#", "tool_choice": {"type": "auto", "disable_parallel_tool_use": false}"#,
+            false,
+        ),
+        (
+            r#", "tool_choice": {"type": "auto", "disable_parallel_tool_use": null}"#,
+            false,
+        ),
+        (r#", "tool_choice": {"type": "auto"}"#, false),
+        ("", false),
+    ];
+    for (choice, one_call) in cases {
+        let req = request(choice);
+        let pair = format!(r#"{{"request": {req}, "response": {message}}}"#);
+        let loaded = load("a.json", &pair);
+        let mut stream_companions = Companions::default();
+        stream_companions.add(Path::new("s.request.json"), &req, Kind::OpenaiRequest);
+        let streamed = load_kind(
+            Path::new("s.sse"),
+            &stream,
+            detect(Path::new("s.sse"), &stream),
+            &stream_companions,
+        );
+        for (what, loaded) in [("json", loaded), ("stream", streamed)] {
+            let t = ok(&loaded)[0];
+            assert_eq!(t.tool_calls.as_ref().unwrap().len(), 2, "{what} {choice}");
+            assert_eq!(t.one_call, one_call, "{what} {choice}");
+            assert_eq!(
+                t.raw.get("parallel_tool_calls"),
+                one_call.then_some(&json!(false)),
+                "{what} {choice}: only the limit is written"
+            );
+            let written = serde_json::to_string(&t.raw).unwrap();
+            let back =
+                crate::load::parse_transcript(&written, Path::new("w.json"), None, "w").unwrap();
+            assert_eq!(back.one_call, one_call, "{what}: {written}");
+        }
+    }
+}
+
+/// A `disable_parallel_tool_use` that is not a boolean (or null) is a load
+/// error naming it, as an unreadable `parallel_tool_calls` is: read as no
+/// limit, two calls would execute where the client may have asked for one.
+#[test]
+fn an_unreadable_disable_parallel_tool_use_is_refused() {
+    let (message, stream) = anthropic_two_calls();
+    for value in [r#""true""#, "1", "{}"] {
+        let req = format!(
+            r#"{{"tools": [{{"name": "get_weather", "input_schema": {{"type": "object"}}}}],
+            "tool_choice": {{"type": "auto", "disable_parallel_tool_use": {value}}}}}"#
+        );
+        let pair = format!(r#"{{"request": {req}, "response": {message}}}"#);
+        let mut companions = Companions::default();
+        companions.add(Path::new("s.request.json"), &req, Kind::OpenaiRequest);
+        let streamed = load_kind(
+            Path::new("s.sse"),
+            &stream,
+            Some(Kind::AnthropicStream),
+            &companions,
+        );
+        for (what, loaded) in [("json", load("a.json", &pair)), ("stream", streamed)] {
+            let reason = &loaded[0].as_ref().unwrap_err().reason;
+            assert!(
+                reason.starts_with(&format!(
+                    "the request's `tool_choice.disable_parallel_tool_use` must be true or false, not {value}"
+                )),
+                "{what}: {reason}"
+            );
+        }
+    }
+}
+
+/// An Anthropic message of two `tool_use` blocks, as a JSON body and as
+/// the stream that sends it.
+fn anthropic_two_calls() -> (String, String) {
+    let message = r#"{"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+        "content": [{"type": "tool_use", "id": "toolu_a", "name": "get_weather", "input": {"location": "Paris"}},
+                    {"type": "tool_use", "id": "toolu_b", "name": "get_weather", "input": {"location": "Rome"}}],
+        "stop_reason": "tool_use", "stop_sequence": null, "usage": {"input_tokens": 10, "output_tokens": 40}}"#;
+    let mut stream = String::from(
+        "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"claude-sonnet-4-5\",\"content\":[],\"stop_reason\":null}}\n\n",
+    );
+    for (i, city) in ["Paris", "Rome"].iter().enumerate() {
+        stream.push_str(&format!(
+            "event: content_block_start\ndata: {{\"type\":\"content_block_start\",\"index\":{i},\"content_block\":{{\"type\":\"tool_use\",\"id\":\"toolu_{i}\",\"name\":\"get_weather\",\"input\":{{}}}}}}\n\n\
+             event: content_block_delta\ndata: {{\"type\":\"content_block_delta\",\"index\":{i},\"delta\":{{\"type\":\"input_json_delta\",\"partial_json\":\"{{\\\"location\\\": \\\"{city}\\\"}}\"}}}}\n\n\
+             event: content_block_stop\ndata: {{\"type\":\"content_block_stop\",\"index\":{i}}}\n\n"
+        ));
+    }
+    stream.push_str(
+        "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\",\"stop_sequence\":null},\"usage\":{\"output_tokens\":40}}\n\n\
+         event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
+    );
+    (message.to_string(), stream)
+}
