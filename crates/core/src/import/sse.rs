@@ -26,7 +26,11 @@
 //! Anthropic Messages: `event:`/`data:` pairs — `message_start`,
 //! `content_block_start`, `content_block_delta` (`text_delta`,
 //! `thinking_delta`, `input_json_delta` accumulated per block `index`),
-//! `content_block_stop`, `message_delta` (`stop_reason`), `message_stop`.
+//! `content_block_stop`, `message_delta` (`stop_reason`), `message_stop`;
+//! `ping` (a keep-alive) is part of no message and begins none. A block
+//! event without an integer `index`, a block started twice, or a delta
+//! other than text of a block never started makes the message a load error
+//! (`AnthropicStream::broken`): a lost or merged block could be a call.
 //!
 //! One file may hold several streams one after the other: `[DONE]`, a
 //! Responses terminal event or `message_stop` ends one, and so does the
@@ -323,6 +327,8 @@ enum Step {
     ErrorWithin(String),
     /// Read into the current stream.
     Fed,
+    /// Part of no stream (Anthropic's `ping` keep-alive): begins none.
+    Skip,
     /// Ends the current stream, if one has begun (`message_stop`).
     Close,
     /// Read into the current stream, which it ends (a terminal event).
@@ -1358,13 +1364,34 @@ struct AnthropicStream {
     stopped: std::collections::BTreeSet<i64>,
     /// Some event was read into it (a `message_start` then begins another).
     begun: bool,
+    /// Why its content blocks cannot be read whole, when they cannot: a
+    /// block event without an integer `index`, a block started twice, a
+    /// delta of a block no `content_block_start` opened (a lost event). The
+    /// message is not imported: a lost or merged block could have been a
+    /// call.
+    broken: Option<String>,
 }
 
 impl AnthropicStream {
     fn feed(&mut self, v: &Value) {
         self.begun = true;
-        let index = v.get("index").and_then(Value::as_i64).unwrap_or(0);
         let kind = v.get("type").and_then(Value::as_str);
+        let block_event = matches!(
+            kind,
+            Some("content_block_start" | "content_block_delta" | "content_block_stop")
+        );
+        let index = match v.get("index").and_then(Value::as_i64) {
+            Some(i) => i,
+            // Read as block 0, it would replace or extend another block.
+            None if block_event => {
+                let kind = kind.unwrap_or_default();
+                self.broken.get_or_insert_with(|| {
+                    format!("a `{kind}` without an integer `index`: which block it belongs to is unknown")
+                });
+                return;
+            }
+            None => 0,
+        };
         if matches!(kind, Some("content_block_start" | "content_block_delta"))
             && self.blocks.len() >= MAX_STREAM_PARTS
             && !self.blocks.contains_key(&index)
@@ -1381,12 +1408,27 @@ impl AnthropicStream {
                 }
             }
             Some("content_block_start") => {
+                if self.blocks.contains_key(&index) {
+                    self.broken.get_or_insert_with(|| {
+                        format!("content block {index} is started twice: the second start would replace what the first one received")
+                    });
+                    return;
+                }
                 if let Some(Value::Object(b)) = v.get("content_block") {
                     self.blocks.insert(index, (b.clone(), String::new()));
                 }
             }
             Some("content_block_delta") => {
                 let Some(delta) = v.get("delta") else { return };
+                let text = delta.get("type").and_then(Value::as_str) == Some("text_delta");
+                // A text delta is text whatever start was lost; any other
+                // delta needs its block's start (a tool call's name and id).
+                if !text && !self.blocks.contains_key(&index) {
+                    self.broken.get_or_insert_with(|| {
+                        format!("a `content_block_delta` of block {index}, which no `content_block_start` opened (an event was lost: the block's type, and a tool call's name and id, are unknown)")
+                    });
+                    return;
+                }
                 let entry = self.blocks.entry(index).or_default();
                 match delta.get("type").and_then(Value::as_str) {
                     Some("text_delta") => {
@@ -1475,6 +1517,10 @@ fn anthropic_event(
         _ if error_event => Step::Error(stream_error(v)),
         Some("error") => Step::Error(stream_error(v)),
         Some("message_stop") => Step::Close,
+        // A keep-alive: part of no message. Fed, one before a
+        // `message_start` (or between two messages) began a stream of its
+        // own, imported as an empty answer (`no_call`).
+        Some("ping") => Step::Skip,
         // The message before it never reached its `message_stop`.
         Some("message_start") if current.begun => Step::Begins,
         _ => {
@@ -1488,6 +1534,13 @@ fn anthropic_event(
 fn anthropic_stream(stream: AnthropicStream, at: Place, request: Option<&Value>, out: &mut Out) {
     if let Some(why) = &stream.capped {
         out.err(at.line, why.clone());
+    }
+    if let Some(why) = &stream.broken {
+        out.err(
+            at.line,
+            format!("{why}; the message is not imported (a lost block could have been a call)"),
+        );
+        return;
     }
     let (message, chunks) = stream.finish(!at.unterminated);
     let converted = anthropic::records(

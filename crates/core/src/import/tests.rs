@@ -4782,3 +4782,90 @@ fn anthropic_two_calls() -> (String, String) {
     );
     (message.to_string(), stream)
 }
+
+/// Probe s48: Anthropic's keep-alive `ping` began a stream: one before the
+/// first `message_start` (or between two messages) was imported as an
+/// empty, unterminated answer of its own, labeled `no_call`. A ping is part
+/// of no message: the file holds the one message it sent.
+#[test]
+fn an_anthropic_ping_outside_a_message_is_not_a_stream() {
+    let (_, stream) = anthropic_two_calls();
+    let ping = "event: ping\ndata: {\"type\": \"ping\"}\n\n";
+    for text in [
+        format!("{ping}{stream}"),
+        format!("{stream}{ping}"),
+        stream.replacen(
+            "event: content_block_start",
+            &format!("{ping}event: content_block_start"),
+            1,
+        ),
+    ] {
+        let loaded = load("s.sse", &text);
+        let ts = ok(&loaded);
+        assert_eq!(ts.len(), 1, "{text}");
+        assert_eq!(ts[0].id, "s");
+        assert_eq!(ts[0].tool_calls.as_ref().unwrap().len(), 2);
+        assert_eq!(ts[0].finish_reason.as_deref(), Some("tool_calls"));
+    }
+    // Between two messages: two transcripts, both whole.
+    let text = format!("{stream}{ping}{stream}");
+    let loaded = load("s.sse", &text);
+    let ts = ok(&loaded);
+    assert_eq!(ts.len(), 2);
+    for t in ts {
+        assert_eq!(t.finish_reason.as_deref(), Some("tool_calls"), "{}", t.id);
+        assert_eq!(t.raw["import"].get("unterminated"), None, "{}", t.id);
+    }
+}
+
+/// Probe s48: block events an Anthropic stream cannot place were read into
+/// the wrong block or reported as "`content[0]` has no `type`": a
+/// `content_block_delta` of a block no `content_block_start` opened (the
+/// lost start held the tool call's name and id), a block event without an
+/// integer `index` (read as block 0, it replaced the first call), a block
+/// started twice (the second start dropped what the first received). Each
+/// is a load error saying which; the message is not imported.
+#[test]
+fn anthropic_block_events_that_cannot_be_placed_are_refused() {
+    let (_, stream) = anthropic_two_calls();
+    let unopened = stream.replacen(
+        "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":1,",
+        "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":7,",
+        1,
+    );
+    let no_index = stream.replacen("\"index\":1,\"content_block\"", "\"content_block\"", 1);
+    let twice = stream.replacen(
+        "\"index\":1,\"content_block\"",
+        "\"index\":0,\"content_block\"",
+        1,
+    );
+    for (text, says) in [
+        (
+            unopened,
+            "a `content_block_delta` of block 1, which no `content_block_start` opened",
+        ),
+        (
+            no_index,
+            "a `content_block_start` without an integer `index`",
+        ),
+        (twice, "content block 0 is started twice"),
+    ] {
+        let loaded = load("s.sse", &text);
+        assert_eq!(loaded.len(), 1, "{text}");
+        let e = loaded[0].as_ref().unwrap_err();
+        assert!(e.reason.starts_with(says), "{e}");
+        assert!(
+            e.reason
+                .ends_with("the message is not imported (a lost block could have been a call)"),
+            "{e}"
+        );
+    }
+    // A text delta whose start was lost is still text (no call is lost).
+    let text = stream.replacen(
+        "event: content_block_start",
+        "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":5,\"delta\":{\"type\":\"text_delta\",\"text\":\"ok\"}}\n\nevent: content_block_start",
+        1,
+    );
+    let loaded = load("s.sse", &text);
+    assert_eq!(ok(&loaded)[0].output, "ok");
+}
