@@ -1849,6 +1849,18 @@ impl ResponsesStream {
             .and_then(Value::as_array)
             .is_some_and(|o| !o.is_empty());
         let completed = self.terminal.as_deref() == Some("completed");
+        // A function call's argument deltas whose item no
+        // `response.output_item.added`/`.done` sent: the call's name and
+        // id were lost with that event. Built from the deltas alone it would
+        // be a call of `""` (`wrong_tool`, blamed on the model). (A custom
+        // tool's input deltas are refused as a custom call already.)
+        let unnamed = self
+            .items
+            .iter()
+            .find(|(_, i)| {
+                i.item.is_empty() && (i.arguments.is_some() || i.arguments_done.is_some())
+            })
+            .map(|(index, _)| *index);
         let streamed: Vec<(i64, Value)> = self
             .items
             .into_iter()
@@ -1863,6 +1875,14 @@ impl ResponsesStream {
                 }
             }
             _ => {
+                if let Some(index) = unnamed {
+                    return Err(format!(
+                        "a call's arguments were streamed for output item {index}, which no \
+                         `response.output_item.added` or `.done` sent (an event was lost: the \
+                         call's name and id are unknown), and the final `output` does not \
+                         hold it: the stream is not imported"
+                    ));
+                }
                 let output = streamed.into_iter().map(|(_, item)| item).collect();
                 response.insert("output".into(), Value::Array(output));
             }

@@ -4869,3 +4869,56 @@ fn anthropic_block_events_that_cannot_be_placed_are_refused() {
     let loaded = load("s.sse", &text);
     assert_eq!(ok(&loaded)[0].output, "ok");
 }
+
+/// Probe s48: a Responses stream's argument deltas for an output item no
+/// `response.output_item.added`/`.done` sent (the event was lost), with a
+/// final `output` that does not hold the call, were read as a call of `""`
+/// (`wrong_tool`, blamed on the model). The call's name and id are unknown:
+/// a load error saying so.
+#[test]
+fn responses_stream_arguments_of_an_item_never_sent_are_refused() {
+    let ev = |t: &str, d: &str| format!("event: {t}\ndata: {d}\n\n");
+    let text = [
+        ev(
+            "response.created",
+            r#"{"type":"response.created","sequence_number":0,"response":{"id":"resp_1","object":"response","status":"in_progress","model":"gpt-5","output":[]}}"#,
+        ),
+        ev(
+            "response.function_call_arguments.delta",
+            r#"{"type":"response.function_call_arguments.delta","sequence_number":1,"item_id":"fc_9","output_index":0,"delta":"{\"city\":\"Paris\"}"}"#,
+        ),
+        ev(
+            "response.completed",
+            r#"{"type":"response.completed","sequence_number":2,"response":{"id":"resp_1","object":"response","status":"completed","model":"gpt-5","output":[]}}"#,
+        ),
+    ]
+    .concat();
+    let loaded = load("r.sse", &text);
+    assert_eq!(loaded.len(), 1);
+    let e = loaded[0].as_ref().unwrap_err();
+    assert!(
+        e.reason.starts_with(
+            "a call's arguments were streamed for output item 0, which no `response.output_item.added` or `.done` sent"
+        ),
+        "{e}"
+    );
+    // With the added item, the same deltas are the call.
+    let added = text.replacen(
+        "event: response.function_call_arguments.delta",
+        &format!(
+            "{}event: response.function_call_arguments.delta",
+            ev(
+                "response.output_item.added",
+                r#"{"type":"response.output_item.added","sequence_number":1,"output_index":0,"item":{"type":"function_call","id":"fc_9","call_id":"call_9","name":"get_weather","arguments":"","status":"in_progress"}}"#
+            )
+        ),
+        1,
+    );
+    let loaded = load("r.sse", &added);
+    let t = ok(&loaded)[0];
+    assert_eq!(
+        t.tool_calls.as_ref().unwrap()[0]["function"]["name"],
+        "get_weather"
+    );
+    assert_eq!(args(t, 0), r#"{"city":"Paris"}"#);
+}
