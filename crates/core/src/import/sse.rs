@@ -1649,6 +1649,11 @@ impl ResponsesItem {
     }
 }
 
+/// The members of a Responses object that echo the run's terms, which a
+/// terminal event that leaves them out does not undo
+/// ([`ResponsesStream::feed`]).
+const RUN_TERMS: &[&str] = &["parallel_tool_calls", "tool_choice"];
+
 /// One Responses API stream (`response.created` … `response.completed`).
 #[derive(Default)]
 struct ResponsesStream {
@@ -1766,7 +1771,17 @@ impl ResponsesStream {
             }
             "response.completed" | "response.incomplete" | "response.failed" => {
                 if let Some(Value::Object(r)) = v.get("response") {
-                    self.response = r.clone();
+                    let earlier = std::mem::replace(&mut self.response, r.clone());
+                    // The run's terms an earlier event echoed and a trimmed
+                    // terminal event leaves out: lost, `parallel_tool_calls:
+                    // false` or a narrowing choice would no longer apply.
+                    for key in RUN_TERMS {
+                        if !self.response.contains_key(*key)
+                            && let Some(v) = earlier.get(*key)
+                        {
+                            self.response.insert((*key).into(), v.clone());
+                        }
+                    }
                 }
                 let status = kind.trim_start_matches("response.");
                 self.terminal = Some(status.to_string());

@@ -4922,3 +4922,52 @@ fn responses_stream_arguments_of_an_item_never_sent_are_refused() {
     );
     assert_eq!(args(t, 0), r#"{"city":"Paris"}"#);
 }
+
+/// Probe s48: a Responses stream whose `response.created` echoed
+/// `parallel_tool_calls: false` and whose terminal event (trimmed by a
+/// logger) left it out executed two calls: the terminal event's response
+/// replaced the earlier one whole. The run's terms an earlier event echoed
+/// stay unless the terminal event says otherwise.
+#[test]
+fn responses_stream_keeps_the_run_terms_an_earlier_event_echoed() {
+    let ev = |t: &str, d: &str| format!("event: {t}\ndata: {d}\n\n");
+    let fc = |i: u8, city: &str| {
+        format!(
+            r#"{{"type":"function_call","id":"fc_{i}","call_id":"call_{i}","name":"get_weather","arguments":"{{\"city\":\"{city}\"}}","status":"completed"}}"#
+        )
+    };
+    let (a, b) = (fc(1, "Paris"), fc(2, "Rome"));
+    let stream = |terminal_terms: &str| {
+        [
+            ev(
+                "response.created",
+                r#"{"type":"response.created","response":{"id":"resp_1","object":"response","status":"in_progress","model":"gpt-5","output":[],"parallel_tool_calls":false}}"#,
+            ),
+            ev(
+                "response.output_item.done",
+                &format!(r#"{{"type":"response.output_item.done","output_index":0,"item":{a}}}"#),
+            ),
+            ev(
+                "response.output_item.done",
+                &format!(r#"{{"type":"response.output_item.done","output_index":1,"item":{b}}}"#),
+            ),
+            ev(
+                "response.completed",
+                &format!(
+                    r#"{{"type":"response.completed","response":{{"id":"resp_1","object":"response","status":"completed","model":"gpt-5","output":[{a},{b}]{terminal_terms}}}}}"#
+                ),
+            ),
+        ]
+        .concat()
+    };
+    for (terms, one_call) in [
+        ("", true),
+        (r#","parallel_tool_calls":false"#, true),
+        (r#","parallel_tool_calls":true"#, false),
+    ] {
+        let loaded = load("r.sse", &stream(terms));
+        let t = ok(&loaded)[0];
+        assert_eq!(t.tool_calls.as_ref().unwrap().len(), 2);
+        assert_eq!(t.one_call, one_call, "{terms}");
+    }
+}
