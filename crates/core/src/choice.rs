@@ -72,12 +72,28 @@ pub fn allowed(request: &Value) -> Result<Allowed, String> {
 /// enforce), the importers (a load error) and the loader (the transcript's
 /// own `parallel_tool_calls` member, else its request's).
 pub fn one_call_at_most(value: Option<&Value>) -> Result<bool, String> {
+    one_call_by(value, "parallel_tool_calls", false)
+}
+
+/// Whether an Anthropic Messages request's
+/// `tool_choice.disable_parallel_tool_use` (`value`, the member as written)
+/// lets at most one call execute: the same limit as `parallel_tool_calls:
+/// false`, spelled the other way round (`true` does; `false`, `null` and
+/// no member set no limit), read by the same rule ([`one_call_at_most`]):
+/// anything else is an error naming the member.
+pub fn parallel_disabled(value: Option<&Value>) -> Result<bool, String> {
+    one_call_by(value, "tool_choice.disable_parallel_tool_use", true)
+}
+
+/// The one reading of a request's one-call limit: the boolean `member`
+/// equal to `limiting` sets it; the other boolean, `null` and no member do
+/// not; any other value cannot be read.
+fn one_call_by(value: Option<&Value>, member: &str, limiting: bool) -> Result<bool, String> {
     match value {
-        None | Some(Value::Null) | Some(Value::Bool(true)) => Ok(false),
-        Some(Value::Bool(false)) => Ok(true),
+        None | Some(Value::Null) => Ok(false),
+        Some(Value::Bool(b)) => Ok(*b == limiting),
         Some(other) => Err(format!(
-            "`parallel_tool_calls` must be true or false, not {}: how many calls may execute \
-             cannot be read",
+            "`{member}` must be true or false, not {}: how many calls may execute cannot be read",
             shown(other)
         )),
     }
@@ -334,6 +350,22 @@ mod tests {
                 "{err}"
             );
         }
+    }
+
+    /// Anthropic's `disable_parallel_tool_use` is the same limit the other
+    /// way round, read by the same rule (probe s48).
+    #[test]
+    fn disable_parallel_tool_use_true_alone_limits_to_one_call() {
+        assert_eq!(parallel_disabled(None), Ok(false));
+        assert_eq!(parallel_disabled(Some(&json!(null))), Ok(false));
+        assert_eq!(parallel_disabled(Some(&json!(false))), Ok(false));
+        assert_eq!(parallel_disabled(Some(&json!(true))), Ok(true));
+        let err = parallel_disabled(Some(&json!("true"))).unwrap_err();
+        assert_eq!(
+            err,
+            "`tool_choice.disable_parallel_tool_use` must be true or false, not \"true\": how \
+             many calls may execute cannot be read"
+        );
     }
 
     #[test]

@@ -173,3 +173,88 @@ fn one_call_under_the_flag_executes_and_a_rejection_keeps_its_own_gate() {
     let proxy = proxy_judged(&engine, &bad);
     assert_eq!(proxy.gate(), Some("allowlist"));
 }
+
+/// Probe s48: an Anthropic Messages exchange whose request set
+/// `tool_choice.disable_parallel_tool_use: true` and whose answer holds two
+/// `tool_use` blocks was decided `execute`, both calls, where the client
+/// asked for one at most. Imported (a JSON pair, or a stream with its
+/// `STEM.request.json`), it is decided as a chat request's
+/// `parallel_tool_calls: false` is: `reject` at the `single` gate with the
+/// proxy's reason, the label the model's (`pass`); with the flag `false`
+/// both calls execute.
+#[test]
+fn anthropic_disable_parallel_tool_use_rejects_two_tool_use_blocks_at_single() {
+    use toolgate_core::import::{Companions, Kind};
+    use toolgate_core::load::load_kind;
+    let request = |flag: bool| {
+        format!(
+            r#"{{"model": "claude-sonnet-4-5", "max_tokens": 1024,
+            "tools": [{{"name": "get_weather", "input_schema": {{"type": "object",
+              "properties": {{"city": {{"type": "string"}}}}, "required": ["city"]}}}}],
+            "tool_choice": {{"type": "auto", "disable_parallel_tool_use": {flag}}}}}"#
+        )
+    };
+    let message = r#"{"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+        "content": [{"type": "tool_use", "id": "toolu_a", "name": "get_weather", "input": {"city": "Paris"}},
+                    {"type": "tool_use", "id": "toolu_b", "name": "get_weather", "input": {"city": "Rome"}}],
+        "stop_reason": "tool_use", "usage": {"input_tokens": 10, "output_tokens": 40}}"#;
+    let mut stream = String::from(
+        "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"claude-sonnet-4-5\",\"content\":[],\"stop_reason\":null}}\n\n",
+    );
+    for (i, city) in ["Paris", "Rome"].iter().enumerate() {
+        stream.push_str(&format!(
+            "event: content_block_start\ndata: {{\"type\":\"content_block_start\",\"index\":{i},\"content_block\":{{\"type\":\"tool_use\",\"id\":\"toolu_{i}\",\"name\":\"get_weather\",\"input\":{{}}}}}}\n\n\
+             event: content_block_delta\ndata: {{\"type\":\"content_block_delta\",\"index\":{i},\"delta\":{{\"type\":\"input_json_delta\",\"partial_json\":\"{{\\\"city\\\": \\\"{city}\\\"}}\"}}}}\n\n\
+             event: content_block_stop\ndata: {{\"type\":\"content_block_stop\",\"index\":{i}}}\n\n"
+        ));
+    }
+    stream.push_str(
+        "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"},\"usage\":{\"output_tokens\":40}}\n\n\
+         event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
+    );
+    let engine = Engine::new(Profile::builtin("native").unwrap());
+    for flag in [true, false] {
+        let req = request(flag);
+        let pair = format!(r#"{{"request": {req}, "response": {message}}}"#);
+        let json = load_kind(
+            Path::new("a.json"),
+            &pair,
+            Some(Kind::Anthropic),
+            &Companions::default(),
+        );
+        let mut companions = Companions::default();
+        companions.add(Path::new("s.request.json"), &req, Kind::OpenaiRequest);
+        let streamed = load_kind(
+            Path::new("s.sse"),
+            &stream,
+            Some(Kind::AnthropicStream),
+            &companions,
+        );
+        for (what, loaded) in [("json", json), ("stream", streamed)] {
+            let t = loaded[0].as_ref().unwrap();
+            let full = engine.judge(t, &engine.profile, Full);
+            assert_eq!(full.profile.label, Label::Pass, "{what} {flag}");
+            if !flag {
+                assert_eq!(full.profile.decision.kind(), "execute", "{what}");
+                assert_eq!(full.profile.decision.calls().len(), 2, "{what}");
+                continue;
+            }
+            assert_eq!(
+                full.profile.decision,
+                Decision::Reject {
+                    gate: Gate::Single,
+                    reason: one_call_refusal(2),
+                    reemit: None,
+                },
+                "{what}"
+            );
+            assert_eq!(
+                reason(&full.profile.decision),
+                Some("2 calls, where the request set parallel_tool_calls: false (at most one)"),
+                "{what}"
+            );
+            let fast = engine.judge(t, &engine.profile, Labels);
+            assert_eq!(fast.profile, full.profile, "{what}");
+        }
+    }
+}

@@ -11,7 +11,9 @@
 //! `import.anthropic_defined_tools`; server tools (`web_search_*`,
 //! `code_execution_*`, …: run by Anthropic) are left out, named in
 //! `import.server_tools_skipped`. `tool_choice` `{"type":
-//! "auto"|"any"|"tool"|"none", "name"}`,
+//! "auto"|"any"|"tool"|"none", "name", "disable_parallel_tool_use"}`
+//! (`true`: at most one call may execute, written as the transcript's
+//! `parallel_tool_calls: false`, [`super::one_call_of_anthropic`]),
 //! `max_tokens`. Response `content[]` blocks: `text` → `output`,
 //! `thinking` → `reasoning` (`redacted_thinking` is noted), `tool_use`
 //! (`id`, `name`, object `input`) → a native call whose `arguments` is the
@@ -72,6 +74,10 @@ pub(crate) fn records(
     let mut import = import_info(kind);
     let mut tools = Vec::new();
     let mut expect = None;
+    // `tool_choice.disable_parallel_tool_use: true` lets one call at most
+    // execute: the transcript's `parallel_tool_calls: false`
+    // ([`super::one_call_of_anthropic`]).
+    let one_call = super::one_call_of_anthropic(request.and_then(|r| r.get("tool_choice")))?;
     if let Some(req) = request {
         if let Some(items) = super::tool_list(req, "tools")? {
             let mut skipped = Vec::new();
@@ -251,9 +257,7 @@ pub(crate) fn records(
         calls,
         finish_reason,
         expect,
-        // Anthropic's `tool_choice.disable_parallel_tool_use` is not read:
-        // the proxy, whose decision replay matches, serves chat completions.
-        one_call: false,
+        one_call,
         import,
     }
     .record(base.to_string(), carry)

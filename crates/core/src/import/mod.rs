@@ -1269,6 +1269,17 @@ pub(crate) fn one_call_of(value: Option<&Value>) -> Result<bool, String> {
     crate::choice::one_call_at_most(value).map_err(|e| format!("the request's {e}"))
 }
 
+/// The same limit read from an Anthropic Messages request's `tool_choice`
+/// (`choice`): its `disable_parallel_tool_use: true` is written as the
+/// transcript's `parallel_tool_calls: false`, so replay rejects an answer
+/// of more than one `tool_use` at the `single` gate as for Chat
+/// Completions ([`crate::choice::parallel_disabled`]); a value that is not
+/// a boolean (or null) is a load error naming it.
+pub(crate) fn one_call_of_anthropic(choice: Option<&Value>) -> Result<bool, String> {
+    crate::choice::parallel_disabled(choice.and_then(|c| c.get("disable_parallel_tool_use")))
+        .map_err(|e| format!("the request's {e}"))
+}
+
 /// What a one-reply importer (Anthropic Messages, Responses) read from a
 /// response, before it becomes a transcript object ([`Reply::record`]).
 pub(crate) struct Reply {
@@ -1281,7 +1292,9 @@ pub(crate) struct Reply {
     pub(crate) calls: Vec<Value>,
     pub(crate) finish_reason: Option<String>,
     pub(crate) expect: Option<Value>,
-    /// The request set `parallel_tool_calls: false` ([`one_call_of`]).
+    /// The request set `parallel_tool_calls: false` ([`one_call_of`]), or
+    /// Anthropic's `disable_parallel_tool_use: true`
+    /// ([`one_call_of_anthropic`]).
     pub(crate) one_call: bool,
     pub(crate) import: Map<String, Value>,
 }

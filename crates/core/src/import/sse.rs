@@ -28,7 +28,11 @@
 //! Anthropic Messages: `event:`/`data:` pairs — `message_start`,
 //! `content_block_start`, `content_block_delta` (`text_delta`,
 //! `thinking_delta`, `input_json_delta` accumulated per block `index`),
-//! `content_block_stop`, `message_delta` (`stop_reason`), `message_stop`.
+//! `content_block_stop`, `message_delta` (`stop_reason`), `message_stop`;
+//! `ping` (a keep-alive) is part of no message and begins none. A block
+//! event without an integer `index`, a block started twice, or a delta
+//! other than text of a block never started makes the message a load error
+//! (`AnthropicStream::broken`): a lost or merged block could be a call.
 //!
 //! One file may hold several streams one after the other: `[DONE]`, a
 //! Responses terminal event or `message_stop` ends one, and so does the
@@ -326,6 +330,8 @@ enum Step {
     ErrorWithin(String),
     /// Read into the current stream.
     Fed,
+    /// Part of no stream (Anthropic's `ping` keep-alive): begins none.
+    Skip,
     /// Ends the current stream, if one has begun (`message_stop`).
     Close,
     /// Read into the current stream, which it ends (a terminal event).
@@ -1299,13 +1305,34 @@ struct AnthropicStream {
     stopped: std::collections::BTreeSet<i64>,
     /// Some event was read into it (a `message_start` then begins another).
     begun: bool,
+    /// Why its content blocks cannot be read whole, when they cannot: a
+    /// block event without an integer `index`, a block started twice, a
+    /// delta of a block no `content_block_start` opened (a lost event). The
+    /// message is not imported: a lost or merged block could have been a
+    /// call.
+    broken: Option<String>,
 }
 
 impl AnthropicStream {
     fn feed(&mut self, v: &Value) {
         self.begun = true;
-        let index = v.get("index").and_then(Value::as_i64).unwrap_or(0);
         let kind = v.get("type").and_then(Value::as_str);
+        let block_event = matches!(
+            kind,
+            Some("content_block_start" | "content_block_delta" | "content_block_stop")
+        );
+        let index = match v.get("index").and_then(Value::as_i64) {
+            Some(i) => i,
+            // Read as block 0, it would replace or extend another block.
+            None if block_event => {
+                let kind = kind.unwrap_or_default();
+                self.broken.get_or_insert_with(|| {
+                    format!("a `{kind}` without an integer `index`: which block it belongs to is unknown")
+                });
+                return;
+            }
+            None => 0,
+        };
         if matches!(kind, Some("content_block_start" | "content_block_delta"))
             && self.blocks.len() >= MAX_STREAM_PARTS
             && !self.blocks.contains_key(&index)
@@ -1322,12 +1349,27 @@ impl AnthropicStream {
                 }
             }
             Some("content_block_start") => {
+                if self.blocks.contains_key(&index) {
+                    self.broken.get_or_insert_with(|| {
+                        format!("content block {index} is started twice: the second start would replace what the first one received")
+                    });
+                    return;
+                }
                 if let Some(Value::Object(b)) = v.get("content_block") {
                     self.blocks.insert(index, (b.clone(), String::new()));
                 }
             }
             Some("content_block_delta") => {
                 let Some(delta) = v.get("delta") else { return };
+                let text = delta.get("type").and_then(Value::as_str) == Some("text_delta");
+                // A text delta is text whatever start was lost; any other
+                // delta needs its block's start (a tool call's name and id).
+                if !text && !self.blocks.contains_key(&index) {
+                    self.broken.get_or_insert_with(|| {
+                        format!("a `content_block_delta` of block {index}, which no `content_block_start` opened (an event was lost: the block's type, and a tool call's name and id, are unknown)")
+                    });
+                    return;
+                }
                 let entry = self.blocks.entry(index).or_default();
                 match delta.get("type").and_then(Value::as_str) {
                     Some("text_delta") => {
@@ -1416,6 +1458,10 @@ fn anthropic_event(
         _ if error_event => Step::Error(stream_error(v)),
         Some("error") => Step::Error(stream_error(v)),
         Some("message_stop") => Step::Close,
+        // A keep-alive: part of no message. Fed, one before a
+        // `message_start` (or between two messages) began a stream of its
+        // own, imported as an empty answer (`no_call`).
+        Some("ping") => Step::Skip,
         // The message before it never reached its `message_stop`.
         Some("message_start") if current.begun => Step::Begins,
         _ => {
@@ -1429,6 +1475,13 @@ fn anthropic_event(
 fn anthropic_stream(stream: AnthropicStream, at: Place, request: Option<&Value>, out: &mut Out) {
     if let Some(why) = &stream.capped {
         out.err(at.line, why.clone());
+    }
+    if let Some(why) = &stream.broken {
+        out.err(
+            at.line,
+            format!("{why}; the message is not imported (a lost block could have been a call)"),
+        );
+        return;
     }
     let (message, chunks) = stream.finish(!at.unterminated);
     let converted = anthropic::records(
@@ -1536,6 +1589,11 @@ impl ResponsesItem {
         Value::Object(item)
     }
 }
+
+/// The members of a Responses object that echo the run's terms, which a
+/// terminal event that leaves them out does not undo
+/// ([`ResponsesStream::feed`]).
+const RUN_TERMS: &[&str] = &["parallel_tool_calls", "tool_choice"];
 
 /// One Responses API stream (`response.created` … `response.completed`).
 #[derive(Default)]
@@ -1654,7 +1712,17 @@ impl ResponsesStream {
             }
             "response.completed" | "response.incomplete" | "response.failed" => {
                 if let Some(Value::Object(r)) = v.get("response") {
-                    self.response = r.clone();
+                    let earlier = std::mem::replace(&mut self.response, r.clone());
+                    // The run's terms an earlier event echoed and a trimmed
+                    // terminal event leaves out: lost, `parallel_tool_calls:
+                    // false` or a narrowing choice would no longer apply.
+                    for key in RUN_TERMS {
+                        if !self.response.contains_key(*key)
+                            && let Some(v) = earlier.get(*key)
+                        {
+                            self.response.insert((*key).into(), v.clone());
+                        }
+                    }
                 }
                 let status = kind.trim_start_matches("response.");
                 self.terminal = Some(status.to_string());
@@ -1737,6 +1805,18 @@ impl ResponsesStream {
             .and_then(Value::as_array)
             .is_some_and(|o| !o.is_empty());
         let completed = self.terminal.as_deref() == Some("completed");
+        // A function call's argument deltas whose item no
+        // `response.output_item.added`/`.done` sent: the call's name and
+        // id were lost with that event. Built from the deltas alone it would
+        // be a call of `""` (`wrong_tool`, blamed on the model). (A custom
+        // tool's input deltas are refused as a custom call already.)
+        let unnamed = self
+            .items
+            .iter()
+            .find(|(_, i)| {
+                i.item.is_empty() && (i.arguments.is_some() || i.arguments_done.is_some())
+            })
+            .map(|(index, _)| *index);
         let streamed: Vec<(i64, Value)> = self
             .items
             .into_iter()
@@ -1751,6 +1831,14 @@ impl ResponsesStream {
                 }
             }
             _ => {
+                if let Some(index) = unnamed {
+                    return Err(format!(
+                        "a call's arguments were streamed for output item {index}, which no \
+                         `response.output_item.added` or `.done` sent (an event was lost: the \
+                         call's name and id are unknown), and the final `output` does not \
+                         hold it: the stream is not imported"
+                    ));
+                }
                 let output = streamed.into_iter().map(|(_, item)| item).collect();
                 response.insert("output".into(), Value::Array(output));
             }

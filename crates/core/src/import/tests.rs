@@ -4748,3 +4748,313 @@ fn an_unreadable_parallel_tool_calls_is_refused() {
         }
     }
 }
+
+/// Probe s48: Anthropic's `tool_choice.disable_parallel_tool_use: true`
+/// was not read, so a Messages answer of two `tool_use` blocks was decided
+/// `execute` where the client asked for one call at most. It is the same
+/// limit as `parallel_tool_calls: false` (the other way round), written as
+/// the transcript's `parallel_tool_calls: false`: the JSON importer and the
+/// stream importer (its request from `STEM.request.json`) alike; `false`,
+/// `null`, no member or no `tool_choice` set no limit.
+#[test]
+fn anthropic_disable_parallel_tool_use_is_carried_into_the_transcript() {
+    let (message, stream) = anthropic_two_calls();
+    let request = |choice: &str| {
+        format!(
+            r#"{{"model": "claude-sonnet-4-5", "max_tokens": 1024,
+            "tools": [{{"name": "get_weather", "input_schema": {{"type": "object"}}}}]{choice}}}"#
+        )
+    };
+    let cases = [
+        (
+            r#", "tool_choice": {"type": "auto", "disable_parallel_tool_use": true}"#,
+            true,
+        ),
+        (
+            r#", "tool_choice": {"type": "any", "disable_parallel_tool_use": true}"#,
+            true,
+        ),
+        (
+            r#", "tool_choice": {"type": "auto", "disable_parallel_tool_use": false}"#,
+            false,
+        ),
+        (
+            r#", "tool_choice": {"type": "auto", "disable_parallel_tool_use": null}"#,
+            false,
+        ),
+        (r#", "tool_choice": {"type": "auto"}"#, false),
+        ("", false),
+    ];
+    for (choice, one_call) in cases {
+        let req = request(choice);
+        let pair = format!(r#"{{"request": {req}, "response": {message}}}"#);
+        let loaded = load("a.json", &pair);
+        let mut stream_companions = Companions::default();
+        stream_companions.add(Path::new("s.request.json"), &req, Kind::OpenaiRequest);
+        let streamed = load_kind(
+            Path::new("s.sse"),
+            &stream,
+            detect(Path::new("s.sse"), &stream),
+            &stream_companions,
+        );
+        for (what, loaded) in [("json", loaded), ("stream", streamed)] {
+            let t = ok(&loaded)[0];
+            assert_eq!(t.tool_calls.as_ref().unwrap().len(), 2, "{what} {choice}");
+            assert_eq!(t.one_call, one_call, "{what} {choice}");
+            assert_eq!(
+                t.raw.get("parallel_tool_calls"),
+                one_call.then_some(&json!(false)),
+                "{what} {choice}: only the limit is written"
+            );
+            let written = serde_json::to_string(&t.raw).unwrap();
+            let back =
+                crate::load::parse_transcript(&written, Path::new("w.json"), None, "w").unwrap();
+            assert_eq!(back.one_call, one_call, "{what}: {written}");
+        }
+    }
+}
+
+/// A `disable_parallel_tool_use` that is not a boolean (or null) is a load
+/// error naming it, as an unreadable `parallel_tool_calls` is: read as no
+/// limit, two calls would execute where the client may have asked for one.
+#[test]
+fn an_unreadable_disable_parallel_tool_use_is_refused() {
+    let (message, stream) = anthropic_two_calls();
+    for value in [r#""true""#, "1", "{}"] {
+        let req = format!(
+            r#"{{"tools": [{{"name": "get_weather", "input_schema": {{"type": "object"}}}}],
+            "tool_choice": {{"type": "auto", "disable_parallel_tool_use": {value}}}}}"#
+        );
+        let pair = format!(r#"{{"request": {req}, "response": {message}}}"#);
+        let mut companions = Companions::default();
+        companions.add(Path::new("s.request.json"), &req, Kind::OpenaiRequest);
+        let streamed = load_kind(
+            Path::new("s.sse"),
+            &stream,
+            Some(Kind::AnthropicStream),
+            &companions,
+        );
+        for (what, loaded) in [("json", load("a.json", &pair)), ("stream", streamed)] {
+            let reason = &loaded[0].as_ref().unwrap_err().reason;
+            assert!(
+                reason.starts_with(&format!(
+                    "the request's `tool_choice.disable_parallel_tool_use` must be true or false, not {value}"
+                )),
+                "{what}: {reason}"
+            );
+        }
+    }
+}
+
+/// An Anthropic message of two `tool_use` blocks, as a JSON body and as
+/// the stream that sends it.
+fn anthropic_two_calls() -> (String, String) {
+    let message = r#"{"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+        "content": [{"type": "tool_use", "id": "toolu_a", "name": "get_weather", "input": {"location": "Paris"}},
+                    {"type": "tool_use", "id": "toolu_b", "name": "get_weather", "input": {"location": "Rome"}}],
+        "stop_reason": "tool_use", "stop_sequence": null, "usage": {"input_tokens": 10, "output_tokens": 40}}"#;
+    let mut stream = String::from(
+        "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"claude-sonnet-4-5\",\"content\":[],\"stop_reason\":null}}\n\n",
+    );
+    for (i, city) in ["Paris", "Rome"].iter().enumerate() {
+        stream.push_str(&format!(
+            "event: content_block_start\ndata: {{\"type\":\"content_block_start\",\"index\":{i},\"content_block\":{{\"type\":\"tool_use\",\"id\":\"toolu_{i}\",\"name\":\"get_weather\",\"input\":{{}}}}}}\n\n\
+             event: content_block_delta\ndata: {{\"type\":\"content_block_delta\",\"index\":{i},\"delta\":{{\"type\":\"input_json_delta\",\"partial_json\":\"{{\\\"location\\\": \\\"{city}\\\"}}\"}}}}\n\n\
+             event: content_block_stop\ndata: {{\"type\":\"content_block_stop\",\"index\":{i}}}\n\n"
+        ));
+    }
+    stream.push_str(
+        "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\",\"stop_sequence\":null},\"usage\":{\"output_tokens\":40}}\n\n\
+         event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
+    );
+    (message.to_string(), stream)
+}
+
+/// Probe s48: Anthropic's keep-alive `ping` began a stream: one before the
+/// first `message_start` (or between two messages) was imported as an
+/// empty, unterminated answer of its own, labeled `no_call`. A ping is part
+/// of no message: the file holds the one message it sent.
+#[test]
+fn an_anthropic_ping_outside_a_message_is_not_a_stream() {
+    let (_, stream) = anthropic_two_calls();
+    let ping = "event: ping\ndata: {\"type\": \"ping\"}\n\n";
+    for text in [
+        format!("{ping}{stream}"),
+        format!("{stream}{ping}"),
+        stream.replacen(
+            "event: content_block_start",
+            &format!("{ping}event: content_block_start"),
+            1,
+        ),
+    ] {
+        let loaded = load("s.sse", &text);
+        let ts = ok(&loaded);
+        assert_eq!(ts.len(), 1, "{text}");
+        assert_eq!(ts[0].id, "s");
+        assert_eq!(ts[0].tool_calls.as_ref().unwrap().len(), 2);
+        assert_eq!(ts[0].finish_reason.as_deref(), Some("tool_calls"));
+    }
+    // Between two messages: two transcripts, both whole.
+    let text = format!("{stream}{ping}{stream}");
+    let loaded = load("s.sse", &text);
+    let ts = ok(&loaded);
+    assert_eq!(ts.len(), 2);
+    for t in ts {
+        assert_eq!(t.finish_reason.as_deref(), Some("tool_calls"), "{}", t.id);
+        assert_eq!(t.raw["import"].get("unterminated"), None, "{}", t.id);
+    }
+}
+
+/// Probe s48: block events an Anthropic stream cannot place were read into
+/// the wrong block or reported as "`content[0]` has no `type`": a
+/// `content_block_delta` of a block no `content_block_start` opened (the
+/// lost start held the tool call's name and id), a block event without an
+/// integer `index` (read as block 0, it replaced the first call), a block
+/// started twice (the second start dropped what the first received). Each
+/// is a load error saying which; the message is not imported.
+#[test]
+fn anthropic_block_events_that_cannot_be_placed_are_refused() {
+    let (_, stream) = anthropic_two_calls();
+    let unopened = stream.replacen(
+        "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":1,",
+        "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":7,",
+        1,
+    );
+    let no_index = stream.replacen("\"index\":1,\"content_block\"", "\"content_block\"", 1);
+    let twice = stream.replacen(
+        "\"index\":1,\"content_block\"",
+        "\"index\":0,\"content_block\"",
+        1,
+    );
+    for (text, says) in [
+        (
+            unopened,
+            "a `content_block_delta` of block 1, which no `content_block_start` opened",
+        ),
+        (
+            no_index,
+            "a `content_block_start` without an integer `index`",
+        ),
+        (twice, "content block 0 is started twice"),
+    ] {
+        let loaded = load("s.sse", &text);
+        assert_eq!(loaded.len(), 1, "{text}");
+        let e = loaded[0].as_ref().unwrap_err();
+        assert!(e.reason.starts_with(says), "{e}");
+        assert!(
+            e.reason
+                .ends_with("the message is not imported (a lost block could have been a call)"),
+            "{e}"
+        );
+    }
+    // A text delta whose start was lost is still text (no call is lost).
+    let text = stream.replacen(
+        "event: content_block_start",
+        "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":5,\"delta\":{\"type\":\"text_delta\",\"text\":\"ok\"}}\n\nevent: content_block_start",
+        1,
+    );
+    let loaded = load("s.sse", &text);
+    assert_eq!(ok(&loaded)[0].output, "ok");
+}
+
+/// Probe s48: a Responses stream's argument deltas for an output item no
+/// `response.output_item.added`/`.done` sent (the event was lost), with a
+/// final `output` that does not hold the call, were read as a call of `""`
+/// (`wrong_tool`, blamed on the model). The call's name and id are unknown:
+/// a load error saying so.
+#[test]
+fn responses_stream_arguments_of_an_item_never_sent_are_refused() {
+    let ev = |t: &str, d: &str| format!("event: {t}\ndata: {d}\n\n");
+    let text = [
+        ev(
+            "response.created",
+            r#"{"type":"response.created","sequence_number":0,"response":{"id":"resp_1","object":"response","status":"in_progress","model":"gpt-5","output":[]}}"#,
+        ),
+        ev(
+            "response.function_call_arguments.delta",
+            r#"{"type":"response.function_call_arguments.delta","sequence_number":1,"item_id":"fc_9","output_index":0,"delta":"{\"city\":\"Paris\"}"}"#,
+        ),
+        ev(
+            "response.completed",
+            r#"{"type":"response.completed","sequence_number":2,"response":{"id":"resp_1","object":"response","status":"completed","model":"gpt-5","output":[]}}"#,
+        ),
+    ]
+    .concat();
+    let loaded = load("r.sse", &text);
+    assert_eq!(loaded.len(), 1);
+    let e = loaded[0].as_ref().unwrap_err();
+    assert!(
+        e.reason.starts_with(
+            "a call's arguments were streamed for output item 0, which no `response.output_item.added` or `.done` sent"
+        ),
+        "{e}"
+    );
+    // With the added item, the same deltas are the call.
+    let added = text.replacen(
+        "event: response.function_call_arguments.delta",
+        &format!(
+            "{}event: response.function_call_arguments.delta",
+            ev(
+                "response.output_item.added",
+                r#"{"type":"response.output_item.added","sequence_number":1,"output_index":0,"item":{"type":"function_call","id":"fc_9","call_id":"call_9","name":"get_weather","arguments":"","status":"in_progress"}}"#
+            )
+        ),
+        1,
+    );
+    let loaded = load("r.sse", &added);
+    let t = ok(&loaded)[0];
+    assert_eq!(
+        t.tool_calls.as_ref().unwrap()[0]["function"]["name"],
+        "get_weather"
+    );
+    assert_eq!(args(t, 0), r#"{"city":"Paris"}"#);
+}
+
+/// Probe s48: a Responses stream whose `response.created` echoed
+/// `parallel_tool_calls: false` and whose terminal event (trimmed by a
+/// logger) left it out executed two calls: the terminal event's response
+/// replaced the earlier one whole. The run's terms an earlier event echoed
+/// stay unless the terminal event says otherwise.
+#[test]
+fn responses_stream_keeps_the_run_terms_an_earlier_event_echoed() {
+    let ev = |t: &str, d: &str| format!("event: {t}\ndata: {d}\n\n");
+    let fc = |i: u8, city: &str| {
+        format!(
+            r#"{{"type":"function_call","id":"fc_{i}","call_id":"call_{i}","name":"get_weather","arguments":"{{\"city\":\"{city}\"}}","status":"completed"}}"#
+        )
+    };
+    let (a, b) = (fc(1, "Paris"), fc(2, "Rome"));
+    let stream = |terminal_terms: &str| {
+        [
+            ev(
+                "response.created",
+                r#"{"type":"response.created","response":{"id":"resp_1","object":"response","status":"in_progress","model":"gpt-5","output":[],"parallel_tool_calls":false}}"#,
+            ),
+            ev(
+                "response.output_item.done",
+                &format!(r#"{{"type":"response.output_item.done","output_index":0,"item":{a}}}"#),
+            ),
+            ev(
+                "response.output_item.done",
+                &format!(r#"{{"type":"response.output_item.done","output_index":1,"item":{b}}}"#),
+            ),
+            ev(
+                "response.completed",
+                &format!(
+                    r#"{{"type":"response.completed","response":{{"id":"resp_1","object":"response","status":"completed","model":"gpt-5","output":[{a},{b}]{terminal_terms}}}}}"#
+                ),
+            ),
+        ]
+        .concat()
+    };
+    for (terms, one_call) in [
+        ("", true),
+        (r#","parallel_tool_calls":false"#, true),
+        (r#","parallel_tool_calls":true"#, false),
+    ] {
+        let loaded = load("r.sse", &stream(terms));
+        let t = ok(&loaded)[0];
+        assert_eq!(t.tool_calls.as_ref().unwrap().len(), 2);
+        assert_eq!(t.one_call, one_call, "{terms}");
+    }
+}
