@@ -526,9 +526,10 @@ fn parse_leaves_a_files_bom_out_and_names_utf16() {
 }
 
 /// Regression (s48-files): a JSONL file of UTF-16 gave one error per line
-/// (`not valid UTF-8` on line 1, `expected value` on the others) and a
-/// directory's `.jsonl.gz` was passed over in silence. Each is one error
-/// naming what the file is, exit 2, and the batch goes on.
+/// (`not valid UTF-8` on line 1, `expected value` on the others), so did
+/// a pretty-printed one, and a directory's `.jsonl.gz` was passed over in
+/// silence. Each is one error naming what the file is, exit 2, and the
+/// batch goes on.
 #[test]
 fn label_names_a_utf16_or_compressed_file_once() {
     let dir = tempfile::tempdir().unwrap();
@@ -542,6 +543,8 @@ fn label_names_a_utf16_or_compressed_file_once() {
     fs::write(dir.path().join("logs/ps.jsonl"), &utf16).unwrap();
     fs::write(dir.path().join("logs/old.jsonl.gz"), [0x1f, 0x8b, 8, 0]).unwrap();
     fs::write(dir.path().join("logs/ok.jsonl"), &text).unwrap();
+    let pretty = serde_json::to_string_pretty(&transcript("p", "m", "t", "x")).unwrap();
+    fs::write(dir.path().join("logs/pretty.jsonl"), pretty).unwrap();
     let out = toolgate(dir.path(), &["label", "--format", "jsonl", "logs"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     let records = jsonl(&out);
@@ -555,6 +558,12 @@ fn label_names_a_utf16_or_compressed_file_once() {
             (
                 "logs/old.jsonl.gz",
                 "gzip-compressed: not read (decompress it first, e.g. `gunzip -k`)"
+            ),
+            (
+                "logs/pretty.jsonl",
+                "pretty-printed JSON, not JSON lines (its first line is only `{` or `[`): not \
+                 read; a `.jsonl` file holds one transcript per line (e.g. `jq -c . FILE`), a \
+                 `.json` file one transcript"
             ),
             (
                 "logs/ps.jsonl",

@@ -539,6 +539,17 @@ fn load_toolgate_with(
     }
     // A BOM belongs to the file, not to line 1.
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    if let Some(why) = text
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .and_then(pretty_printed)
+    {
+        return vec![Err(LoadError {
+            path: path.to_path_buf(),
+            line: None,
+            reason: why,
+        })];
+    }
     let unterminated = !text.ends_with('\n');
     let last = text.lines().count();
     text.lines()
@@ -555,6 +566,19 @@ fn load_toolgate_with(
             parse(line, path, Some(i + 1), &stem)
         })
         .collect()
+}
+
+/// Why a JSONL file whose first non-blank line is `first` is not read,
+/// when that line shows it is pretty-printed JSON (a `{` or `[` alone,
+/// which no JSON line is): read line by line it gave an error for every
+/// line, none of which said what the file was. `None` otherwise.
+pub fn pretty_printed(first: &str) -> Option<String> {
+    matches!(first.trim(), "{" | "[").then(|| {
+        "pretty-printed JSON, not JSON lines (its first line is only `{` or `[`): not read; a \
+         `.jsonl` file holds one transcript per line (e.g. `jq -c . FILE`), a `.json` file one \
+         transcript"
+            .to_string()
+    })
 }
 
 /// Why the last line of a JSONL file is not read when it stops inside a
@@ -2063,6 +2087,30 @@ mod tests {
         }
         let loaded = load_file_text(Path::new("all.json"), "[1, 2]");
         assert_eq!(loaded[0].as_ref().unwrap_err().reason, "not a JSON object");
+    }
+
+    /// Regression (s48-files): a pretty-printed transcript (or array) in a
+    /// `.jsonl` file gave an error for each of its lines (`EOF while
+    /// parsing`, `not a JSON object`, ...) that never said what the file
+    /// was. It is one error for the file; a JSONL file is read as before.
+    #[test]
+    fn a_pretty_printed_jsonl_file_is_one_error_naming_it() {
+        let want = "pretty-printed JSON, not JSON lines (its first line is only `{` or `[`): not \
+                    read; a `.jsonl` file holds one transcript per line (e.g. `jq -c . FILE`), a \
+                    `.json` file one transcript";
+        for text in [
+            "{\n  \"output\": \"x\",\n  \"id\": \"a\"\n}\n",
+            "\u{feff}\r\n[\r\n  {\"output\": \"x\"},\r\n  {\"output\": \"y\"}\r\n]\r\n",
+        ] {
+            let loaded = load_file_text(Path::new("x.jsonl"), text);
+            let [Err(e)] = &loaded[..] else {
+                panic!("{loaded:?}")
+            };
+            assert_eq!((e.line, e.reason.as_str()), (None, want));
+        }
+        let loaded = load_file_text(Path::new("x.jsonl"), "{\"output\": \"x\"}\n{\n");
+        assert!(loaded[0].is_ok(), "{loaded:?}");
+        assert!(loaded[1].is_err(), "{loaded:?}");
     }
 
     /// Regression (s48-files): a stream's own request file
