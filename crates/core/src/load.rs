@@ -507,6 +507,7 @@ fn parse_whole(text: &str, path: &Path, line: Option<usize>, stem: &str) -> Load
     let raw = match strict::from_str(text) {
         Ok(Value::Object(raw)) => raw,
         Ok(other) => return Err(err(import::not_an_object(&other))),
+        Err(_) if text.trim().is_empty() => return Err(err(EMPTY.to_string())),
         Err(e) => return Err(err(strict::reason(&e))),
     };
     let default_id = match line {
@@ -581,6 +582,10 @@ pub fn pretty_printed(first: &str) -> Option<String> {
     })
 }
 
+/// Why a transcript file that is empty or only whitespace is not read
+/// (it was `EOF while parsing a value at line 1 column 0`).
+pub const EMPTY: &str = "empty (no JSON in it): no transcript";
+
 /// Why the last line of a JSONL file is not read when it stops inside a
 /// JSON value with no newline after it.
 pub const TORN: &str = "torn last line: the file ends inside a record (a write cut short by a crash or a full disk, or still in progress); skipped";
@@ -639,6 +644,8 @@ fn parse_transcript_with(
                 serde_json::from_str::<Value>(text)
                     .map(|v| import::not_an_object(&v))
                     .unwrap_or_else(|_| "not a JSON object".into())
+            } else if text.trim().is_empty() {
+                EMPTY.to_string()
             } else if text.starts_with('\u{feff}') {
                 // Only a file's first line may start with a BOM (it is the
                 // file's): on another, files were joined (`cat a b`).
@@ -2111,6 +2118,26 @@ mod tests {
         let loaded = load_file_text(Path::new("x.jsonl"), "{\"output\": \"x\"}\n{\n");
         assert!(loaded[0].is_ok(), "{loaded:?}");
         assert!(loaded[1].is_err(), "{loaded:?}");
+    }
+
+    /// Regression (s48-files): an empty `.json` file (or one of blank
+    /// lines) was `not valid JSON: EOF while parsing a value at line 1
+    /// column 0`; it says it is empty. An empty `.jsonl` holds no line and
+    /// loads nothing, as before.
+    #[test]
+    fn an_empty_json_file_says_it_is_empty() {
+        for text in ["", "\r\n  \n", "\u{feff}"] {
+            for loaded in [
+                load_file_text(Path::new("e.json"), text),
+                load_kind_whole(Path::new("e.json"), text, None, &Default::default()),
+            ] {
+                let [Err(e)] = &loaded[..] else {
+                    panic!("{text:?}: {loaded:?}")
+                };
+                assert_eq!(e.reason, "empty (no JSON in it): no transcript");
+            }
+            assert!(load_file_text(Path::new("e.jsonl"), text).is_empty());
+        }
     }
 
     /// Regression (s48-files): a stream's own request file
