@@ -198,6 +198,8 @@ pub fn run(args: ImportArgs) -> Result<u8> {
     // every other file's text is dropped until its turn below.
     let mut companions = Companions::default();
     let mut inputs = Vec::new();
+    // A request file among the inputs is reported as an input, if at all.
+    let named: HashSet<std::path::PathBuf> = files.iter().map(|p| load::real_path(p)).collect();
     for path in files {
         let text = match read_input(&path, &opts) {
             Ok(text) => text,
@@ -231,6 +233,12 @@ pub fn run(args: ImportArgs) -> Result<u8> {
             .iter()
             .filter_map(|i| Some((i.path.as_path(), i.kind?))),
     );
+    for e in std::mem::take(&mut companions.unread) {
+        if !named.contains(&load::real_path(&e.path)) {
+            bad += 1;
+            report(&e);
+        }
+    }
 
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create {}", shown(&args.out)))?;

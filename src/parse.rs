@@ -112,12 +112,25 @@ fn read_input(input: Option<&Path>, limit: u64) -> Result<(String, PathBuf)> {
         ),
     };
     let text = String::from_utf8(bytes).map_err(|e| {
-        anyhow::anyhow!(
-            "{}: not valid UTF-8 (first bad byte at offset {})",
-            path.display(),
-            e.utf8_error().valid_up_to()
-        )
+        // A raw output may hold anything, so only one that is not UTF-8
+        // is told apart (UTF-16 with its mark, compressed).
+        let bytes = e.as_bytes();
+        match load::not_text(&bytes[..bytes.len().min(load::SNIFF_BYTES)]) {
+            Some(why) => anyhow::anyhow!("{}: {why}", path.display()),
+            None => anyhow::anyhow!(
+                "{}: not valid UTF-8 (first bad byte at offset {})",
+                path.display(),
+                e.utf8_error().valid_up_to()
+            ),
+        }
     })?;
+    // A BOM belongs to the file (an editor's, PowerShell's), not to the
+    // output, as in a transcript file: kept, it made the first line
+    // another line than the model's (`need_tool: yes` unseen).
+    let text = match text.strip_prefix('\u{feff}') {
+        Some(rest) => rest.to_string(),
+        None => text,
+    };
     Ok((text, path))
 }
 
@@ -131,8 +144,13 @@ fn read_tools(path: &Path, limit: u64) -> Result<Value> {
         limit,
         &shown,
     )?;
+    if let Some(why) = load::not_text(&bytes[..bytes.len().min(load::SNIFF_BYTES)]) {
+        anyhow::bail!("{shown}: {why}");
+    }
     let text = String::from_utf8(bytes).with_context(|| format!("{shown} is not UTF-8"))?;
-    let value: Value = toolgate_core::strict::from_str(&text).map_err(|e| {
+    // A BOM belongs to the file, as in a transcript file.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    let value: Value = toolgate_core::strict::from_str(text).map_err(|e| {
         anyhow::anyhow!(
             "tools file {} is not read: {}",
             path.display(),
@@ -302,9 +320,16 @@ fn run_stream(
     // parser stops listening (an error of its own).
     std::thread::spawn(move || {
         let mut buf = vec![0u8; READ_SIZE];
+        // A BOM at the start belongs to the file, not to the output, as
+        // for `parse` of the whole text (whose `end` this stream's is).
+        let mut first = true;
         loop {
             let got = match reader.read(&mut buf) {
                 Ok(0) => return,
+                Ok(n) if std::mem::take(&mut first) => {
+                    let read = &buf[..n];
+                    Ok(read.strip_prefix(b"\xef\xbb\xbf").unwrap_or(read).to_vec())
+                }
                 Ok(n) => Ok(buf[..n].to_vec()),
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(e) => Err(e),

@@ -464,6 +464,121 @@ fn parse_of_an_unreadable_input_exits_2() {
     assert!(stderr(&out).contains("tools.json"));
 }
 
+/// Regression (s48-files): a file saved with a UTF-8 BOM (Notepad,
+/// PowerShell) gave `parse` an output starting with U+FEFF, so its first
+/// line was not the model's: `need_tool: yes` there went unseen and a
+/// fallback call was rejected at `intent`, where the same text without the
+/// BOM executes; and a tools file with a BOM was refused (`expected value
+/// at line 1 column 1`). A BOM belongs to the file, as in a transcript
+/// file: `parse FILE`, `parse -` and `parse --stream` all leave it out. A
+/// UTF-16 input or tools file is named as such.
+#[test]
+fn parse_leaves_a_files_bom_out_and_names_utf16() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "need_tool: yes\n[get_weather(city=\"Antwerp\")]";
+    fs::write(dir.path().join("out.txt"), format!("\u{feff}{text}")).unwrap();
+    fs::write(dir.path().join("tools.json"), format!("\u{feff}{TOOLS}")).unwrap();
+    let decision = |out: &Output| -> (String, String) {
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(out));
+        // `parse` prints one document; `--stream` its `end` event last.
+        let text = stdout(out);
+        let v: Value = serde_json::from_str(&text)
+            .or_else(|_| serde_json::from_str(text.trim().lines().last().unwrap()))
+            .unwrap();
+        (
+            v["decision"].as_str().unwrap().to_string(),
+            v["calls"].to_string(),
+        )
+    };
+    let want = (
+        "execute".to_string(),
+        r#"[{"name":"get_weather","arguments":{"city":"Antwerp"}}]"#.to_string(),
+    );
+    let args = ["parse", "--profile", "default", "--tools", "tools.json"];
+    let file = toolgate(dir.path(), &[&args[..], &["out.txt"]].concat());
+    assert_eq!(decision(&file), want);
+    let piped = toolgate_stdin(
+        dir.path(),
+        &[&args[..], &["-"]].concat(),
+        Some(&format!("\u{feff}{text}")),
+    );
+    assert_eq!(decision(&piped), want);
+    let streamed = toolgate(dir.path(), &[&args[..], &["--stream", "out.txt"]].concat());
+    assert_eq!(decision(&streamed), want);
+    // UTF-16 (PowerShell's `>`): named, for the input and the tools file.
+    let utf16: Vec<u8> = "\u{feff}hi"
+        .encode_utf16()
+        .flat_map(u16::to_le_bytes)
+        .collect();
+    fs::write(dir.path().join("u16.txt"), &utf16).unwrap();
+    for args in [
+        &["parse", "u16.txt"][..],
+        &["parse", "--tools", "u16.txt", "out.txt"],
+    ] {
+        let out = toolgate(dir.path(), args);
+        assert_eq!(out.status.code(), Some(2));
+        assert!(
+            stderr(&out).contains("u16.txt: UTF-16LE text (byte-order mark FF FE), not UTF-8"),
+            "{}",
+            stderr(&out)
+        );
+    }
+}
+
+/// Regression (s48-files): a JSONL file of UTF-16 gave one error per line
+/// (`not valid UTF-8` on line 1, `expected value` on the others), so did
+/// a pretty-printed one, and a directory's `.jsonl.gz` was passed over in
+/// silence. Each is one error naming what the file is, exit 2, and the
+/// batch goes on.
+#[test]
+fn label_names_a_utf16_or_compressed_file_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let line = transcript("a", "m", "t", &hermes_call("Paris")).to_string();
+    let text = format!("{line}\r\n{line}\r\n{line}\r\n");
+    let utf16: Vec<u8> = format!("\u{feff}{text}")
+        .encode_utf16()
+        .flat_map(u16::to_le_bytes)
+        .collect();
+    fs::create_dir(dir.path().join("logs")).unwrap();
+    fs::write(dir.path().join("logs/ps.jsonl"), &utf16).unwrap();
+    fs::write(dir.path().join("logs/old.jsonl.gz"), [0x1f, 0x8b, 8, 0]).unwrap();
+    fs::write(dir.path().join("logs/ok.jsonl"), &text).unwrap();
+    let pretty = serde_json::to_string_pretty(&transcript("p", "m", "t", "x")).unwrap();
+    fs::write(dir.path().join("logs/pretty.jsonl"), pretty).unwrap();
+    let out = toolgate(dir.path(), &["label", "--format", "jsonl", "logs"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let records = jsonl(&out);
+    let errors: Vec<(&str, &str)> = records
+        .iter()
+        .filter_map(|r| Some((r["path"].as_str()?, r.get("error")?.as_str()?)))
+        .collect();
+    assert_eq!(
+        errors,
+        vec![
+            (
+                "logs/old.jsonl.gz",
+                "gzip-compressed: not read (decompress it first, e.g. `gunzip -k`)"
+            ),
+            (
+                "logs/pretty.jsonl",
+                "pretty-printed JSON, not JSON lines (its first line is only `{` or `[`): not \
+                 read; a `.jsonl` file holds one transcript per line (e.g. `jq -c . FILE`), a \
+                 `.json` file one transcript"
+            ),
+            (
+                "logs/ps.jsonl",
+                "line 1: UTF-16LE text (byte-order mark FF FE), not UTF-8: not read (toolgate \
+                 reads UTF-8; convert it first, e.g. `iconv -f UTF-16LE -t UTF-8`; PowerShell's \
+                 `>` writes UTF-16)"
+            ),
+        ]
+    );
+    assert_eq!(
+        records.iter().filter(|r| r.get("error").is_none()).count(),
+        3
+    );
+}
+
 #[test]
 fn formats_lists_the_seed_modes_with_examples() {
     let dir = tempfile::tempdir().unwrap();

@@ -732,19 +732,21 @@ fn a_stream_cut_off_without_a_stop_reason_is_truncation() {
         "event: response.created\ndata: {\"type\": \"response.created\", \"response\": {\"id\": \"r\", \"object\": \"response\", \"status\": \"in_progress\", \"model\": \"gpt-5\", \"output\": []}}\n\n",
         "event: response.output_item.done\ndata: {\"type\": \"response.output_item.done\", \"output_index\": 0, \"item\": {\"id\": \"fc\", \"type\": \"function_call\", \"status\": \"completed\", \"arguments\": \"{\\\"city\\\": \\\"Ghent\\\"}\", \"call_id\": \"c1\", \"name\": \"get_weather\"}}\n\n",
     );
+    // Real requests (with their `messages`): a request file without them
+    // was not read, the tools left unknown (s48-files names it now).
     let requests = [
         (
             "chat",
             chat,
             format!(
-                r#"{{"model": "m", "tools": [{{"type": "function", "function": {{"name": "get_weather", "parameters": {schema}}}}}]}}"#
+                r#"{{"model": "m", "messages": [{{"role": "user", "content": "hi"}}], "tools": [{{"type": "function", "function": {{"name": "get_weather", "parameters": {schema}}}}}]}}"#
             ),
         ),
         (
             "anthropic",
             anthropic,
             format!(
-                r#"{{"model": "claude", "max_tokens": 100, "tools": [{{"name": "get_weather", "input_schema": {schema}}}]}}"#
+                r#"{{"model": "claude", "max_tokens": 100, "messages": [{{"role": "user", "content": "hi"}}], "tools": [{{"name": "get_weather", "input_schema": {schema}}}]}}"#
             ),
         ),
         (
@@ -1728,4 +1730,43 @@ fn a_chat_log_under_parallel_tool_calls_false_is_rejected_at_single() {
             "{path:?}"
         );
     }
+}
+
+/// Regression (s48-files): a stream's `STEM.request.json` that could not
+/// be read (here UTF-16, as PowerShell's `>` writes it) was passed over:
+/// `label` and `import` judged the stream with the tools unknown, exit 0.
+/// Both name the request file and why (exit 2); the stream is still read.
+#[test]
+fn a_streams_unreadable_request_file_is_named_by_label_and_import() {
+    let dir = tempfile::tempdir().unwrap();
+    let captures = root().join("examples/captures/openai-chat");
+    fs::copy(captures.join("stream.sse"), dir.path().join("s.sse")).unwrap();
+    let request = fs::read_to_string(captures.join("stream.request.json")).unwrap();
+    let utf16: Vec<u8> = format!("\u{feff}{request}")
+        .encode_utf16()
+        .flat_map(u16::to_le_bytes)
+        .collect();
+    fs::write(dir.path().join("s.request.json"), utf16).unwrap();
+    let sse = dir.path().join("s.sse");
+    let out_dir = dir.path().join("out");
+    let why = "s.request.json: the request of s.sse is not read: UTF-16LE text (byte-order mark FF FE), not UTF-8";
+    for args in [
+        vec!["label", "--format", "jsonl", sse.to_str().unwrap()],
+        vec![
+            "import",
+            sse.to_str().unwrap(),
+            "--out",
+            out_dir.to_str().unwrap(),
+        ],
+    ] {
+        let out = toolgate(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(why), "{args:?}: {}", stderr(&out));
+    }
+    // The stream itself was imported.
+    assert!(
+        fs::read_to_string(out_dir.join("s.jsonl"))
+            .unwrap()
+            .contains("get_weather")
+    );
 }

@@ -322,6 +322,12 @@ fn stream_jsonl(
         blocks = blocks.without_fingerprint();
     }
     let (first, head) = read_head(&mut blocks);
+    if let Some(why) = head
+        .first()
+        .and_then(|l| toolgate_core::load::pretty_printed(l))
+    {
+        return Streamed::Unreadable(why);
+    }
     if !matches!(
         import::detect(path, &head.join("\n")),
         None | Some(import::Kind::Toolgate)

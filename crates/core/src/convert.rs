@@ -78,6 +78,11 @@ fn merge(into: &mut Companions, more: Companions) {
     for (id, v) in more.requests {
         into.requests.entry(id).or_insert(v);
     }
+    for e in more.unread {
+        if !into.unread.contains(&e) {
+            into.unread.push(e);
+        }
+    }
 }
 
 /// One input file's transcripts, converted.

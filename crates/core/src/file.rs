@@ -37,6 +37,73 @@ pub fn is_transcript_file(path: &Path) -> bool {
     )
 }
 
+/// The compression a file name ends with when what it compresses is a
+/// transcript file (`x.jsonl.gz`, `x.json.zst`, `x.sse.xz`): such a file is
+/// not read, and a directory walk names it instead of passing it over in
+/// silence ([`crate::load::collect_files`]). Its name and a command that
+/// undoes it.
+pub fn compressed_name(path: &Path) -> Option<(&'static str, &'static str)> {
+    let compression = compression_of_extension(path.extension()?.to_str()?)?;
+    is_transcript_file(Path::new(path.file_stem()?)).then_some(compression)
+}
+
+/// A compression by its usual file extension: its name and a command that
+/// undoes it.
+fn compression_of_extension(ext: &str) -> Option<(&'static str, &'static str)> {
+    Some(match ext {
+        "gz" => ("gzip", "gunzip -k"),
+        "zst" => ("zstd", "zstd -d"),
+        "bz2" => ("bzip2", "bunzip2 -k"),
+        "xz" => ("xz", "unxz -k"),
+        _ => return None,
+    })
+}
+
+/// Why a compressed file is not read.
+pub(crate) fn compressed_reason((name, undo): (&str, &str)) -> String {
+    format!("{name}-compressed: not read (decompress it first, e.g. `{undo}`)")
+}
+
+/// Bytes [`not_text`] looks at.
+pub const SNIFF_BYTES: usize = 6;
+
+/// Why a file whose first bytes are `head` is not read, when they show it
+/// is no UTF-8 text at all: UTF-16 or UTF-32 (after its byte-order mark,
+/// or without one: JSON starts with an ASCII character, so a NUL beside it
+/// is another encoding's; PowerShell's `>` writes UTF-16) or compressed
+/// (gzip, zstd, bzip2, xz, zip). Read as UTF-8 such a file gave an error
+/// on every line that did not say what it was, or none (a JSONL line of
+/// UTF-16 is valid UTF-8 with NULs). `None` for anything else (UTF-8 with
+/// or without its own BOM). Looks at the first [`SNIFF_BYTES`] at most.
+pub fn not_text(head: &[u8]) -> Option<String> {
+    let encoding = |name: &str, how: &str| {
+        Some(format!(
+            "{name} text ({how}), not UTF-8: not read (toolgate reads UTF-8; convert it \
+             first, e.g. `iconv -f {name} -t UTF-8`; PowerShell's `>` writes UTF-16)"
+        ))
+    };
+    let compressed = |ext: &str| compression_of_extension(ext).map(compressed_reason);
+    match head {
+        [0xff, 0xfe, 0, 0, ..] => encoding("UTF-32LE", "byte-order mark FF FE 00 00"),
+        [0, 0, 0xfe, 0xff, ..] => encoding("UTF-32BE", "byte-order mark 00 00 FE FF"),
+        [0xff, 0xfe, ..] => encoding("UTF-16LE", "byte-order mark FF FE"),
+        [0xfe, 0xff, ..] => encoding("UTF-16BE", "byte-order mark FE FF"),
+        [a, 0, 0, 0, ..] if *a != 0 && a.is_ascii() => encoding("UTF-32LE", "no byte-order mark"),
+        [0, 0, 0, a, ..] if *a != 0 && a.is_ascii() => encoding("UTF-32BE", "no byte-order mark"),
+        [a, 0, ..] if *a != 0 && a.is_ascii() => encoding("UTF-16LE", "no byte-order mark"),
+        [0, a, ..] if *a != 0 && a.is_ascii() => encoding("UTF-16BE", "no byte-order mark"),
+        [0x1f, 0x8b, ..] => compressed("gz"),
+        [0x28, 0xb5, 0x2f, 0xfd, ..] => compressed("zst"),
+        [b'B', b'Z', b'h', b'1'..=b'9', ..] => compressed("bz2"),
+        [0xfd, b'7', b'z', b'X', b'Z', 0, ..] => compressed("xz"),
+        [b'P', b'K', 3, 4, ..] => Some(
+            "a zip archive: not read (extract the transcripts from it first, e.g. `unzip`)"
+                .to_string(),
+        ),
+        _ => None,
+    }
+}
+
 /// The default of [`LoadOptions::max_file_size`]: 256 MiB.
 pub const DEFAULT_MAX_FILE_SIZE: u64 = 256 << 20;
 
@@ -164,6 +231,9 @@ pub fn read_transcript_text(
     opts: &LoadOptions,
 ) -> Result<(String, Fingerprint), String> {
     let bytes = read_transcript_file(path, opts)?;
+    if let Some(why) = not_text(&bytes[..bytes.len().min(SNIFF_BYTES)]) {
+        return Err(why);
+    }
     let fingerprint = Fingerprint::of(&bytes);
     let text = String::from_utf8(bytes).map_err(|e| {
         format!(

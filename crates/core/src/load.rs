@@ -4,11 +4,11 @@
 //! JSON or misses `output` yields a [`LoadError`] naming the path (and line)
 //! and the reason; the rest of the batch is loaded regardless.
 
-use crate::file::over_limit;
 pub use crate::file::{
-    DEFAULT_MAX_FILE_SIZE, LoadError, LoadOptions, is_transcript_file, open_transcript_file,
-    read_transcript_file, read_transcript_text,
+    DEFAULT_MAX_FILE_SIZE, LoadError, LoadOptions, SNIFF_BYTES, compressed_name,
+    is_transcript_file, not_text, open_transcript_file, read_transcript_file, read_transcript_text,
 };
+use crate::file::{compressed_reason, over_limit};
 use crate::import;
 use crate::jsontext;
 use crate::strict;
@@ -34,7 +34,14 @@ pub fn collect_files(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<LoadError>) {
             Err(e) => errors.push(LoadError {
                 path: path.clone(),
                 line: None,
-                reason: e.to_string(),
+                reason: if path.as_os_str() == "-" {
+                    // Not a file of that name: the usual spelling of stdin.
+                    "no such file; transcripts are not read from stdin (`-`): save them to a \
+                     .jsonl file and name it"
+                        .to_string()
+                } else {
+                    e.to_string()
+                },
             }),
         }
     }
@@ -81,6 +88,14 @@ fn walk(dir: &Path, files: &mut Vec<PathBuf>, errors: &mut Vec<LoadError>) {
                 subdirs.push(path);
             } else if is_transcript_file(&path) {
                 files.push(path);
+            } else if let Some(compression) = compressed_name(&path) {
+                // Named, not passed over: its transcripts would be missing
+                // from the batch without a word.
+                errors.push(LoadError {
+                    path,
+                    line: None,
+                    reason: compressed_reason(compression),
+                });
             }
         }
         // Push in reverse so that directories are visited in sorted order.
@@ -183,6 +198,8 @@ pub struct JsonlBlocks<R> {
     block_bytes: usize,
     max_lines: usize,
     done: bool,
+    /// Whether the file's first bytes were looked at ([`not_text`]).
+    sniffed: bool,
     /// A read error ends the stream; it is kept here.
     pub error: Option<String>,
 }
@@ -201,6 +218,7 @@ impl<R: std::io::Read> JsonlBlocks<R> {
             block_bytes: BLOCK_BYTES,
             max_lines: BLOCK_MAX_LINES,
             done: false,
+            sniffed: false,
             error: None,
         }
     }
@@ -289,6 +307,20 @@ impl<R: std::io::Read> Iterator for JsonlBlocks<R> {
 
     fn next(&mut self) -> Option<LineBlock> {
         let mut buf = std::mem::take(&mut self.carry);
+        if !self.sniffed {
+            self.sniffed = true;
+            // A file of UTF-16 or a compressed one is refused whole, in one
+            // line's error, not read line by line as UTF-8.
+            self.fill(&mut buf, crate::file::SNIFF_BYTES);
+            if let Some(why) = not_text(&buf) {
+                self.done = true;
+                self.number = 1;
+                return Some(LineBlock {
+                    bytes: Vec::new(),
+                    lines: vec![BlockLine::Bad(1, why)],
+                });
+            }
+        }
         // The block's bytes are `buf[start..]`: before it lie the lines of
         // blocks already handed out (copied out of this buffer).
         let mut start = std::mem::take(&mut self.carry_from);
@@ -397,10 +429,13 @@ pub fn load_file_with(path: &Path, opts: &LoadOptions) -> (Vec<Loaded>, Option<F
 /// BFCL questions) are read beside it.
 pub fn load_file_text(path: &Path, text: &str) -> Vec<Loaded> {
     let kind = import::detect(path, text);
-    let companions = kind
+    let mut companions = kind
         .map(|k| import::Companions::beside(path, k))
         .unwrap_or_default();
-    load_kind(path, text, kind, &companions)
+    let unread = std::mem::take(&mut companions.unread);
+    let mut loaded = load_kind(path, text, kind, &companions);
+    loaded.extend(unread.into_iter().map(Err));
+    loaded
 }
 
 /// Loads transcripts from `text` as if read from `path`: its format is
@@ -472,6 +507,7 @@ fn parse_whole(text: &str, path: &Path, line: Option<usize>, stem: &str) -> Load
     let raw = match strict::from_str(text) {
         Ok(Value::Object(raw)) => raw,
         Ok(other) => return Err(err(import::not_an_object(&other))),
+        Err(_) if text.trim().is_empty() => return Err(err(EMPTY.to_string())),
         Err(e) => return Err(err(strict::reason(&e))),
     };
     let default_id = match line {
@@ -504,6 +540,17 @@ fn load_toolgate_with(
     }
     // A BOM belongs to the file, not to line 1.
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    if let Some(why) = text
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .and_then(pretty_printed)
+    {
+        return vec![Err(LoadError {
+            path: path.to_path_buf(),
+            line: None,
+            reason: why,
+        })];
+    }
     let unterminated = !text.ends_with('\n');
     let last = text.lines().count();
     text.lines()
@@ -521,6 +568,23 @@ fn load_toolgate_with(
         })
         .collect()
 }
+
+/// Why a JSONL file whose first non-blank line is `first` is not read,
+/// when that line shows it is pretty-printed JSON (a `{` or `[` alone,
+/// which no JSON line is): read line by line it gave an error for every
+/// line, none of which said what the file was. `None` otherwise.
+pub fn pretty_printed(first: &str) -> Option<String> {
+    matches!(first.trim(), "{" | "[").then(|| {
+        "pretty-printed JSON, not JSON lines (its first line is only `{` or `[`): not read; a \
+         `.jsonl` file holds one transcript per line (e.g. `jq -c . FILE`), a `.json` file one \
+         transcript"
+            .to_string()
+    })
+}
+
+/// Why a transcript file that is empty or only whitespace is not read
+/// (it was `EOF while parsing a value at line 1 column 0`).
+pub const EMPTY: &str = "empty (no JSON in it): no transcript";
 
 /// Why the last line of a JSONL file is not read when it stops inside a
 /// JSON value with no newline after it.
@@ -580,6 +644,8 @@ fn parse_transcript_with(
                 serde_json::from_str::<Value>(text)
                     .map(|v| import::not_an_object(&v))
                     .unwrap_or_else(|_| "not a JSON object".into())
+            } else if text.trim().is_empty() {
+                EMPTY.to_string()
             } else if text.starts_with('\u{feff}') {
                 // Only a file's first line may start with a BOM (it is the
                 // file's): on another, files were joined (`cat a b`).
@@ -1354,7 +1420,7 @@ mod tests {
             r#"{"output": "hi", "tools": []}"#,
         )
         .unwrap();
-        fs::write(dir.path().join("b.json"), b"\xff\xfe").unwrap();
+        fs::write(dir.path().join("b.json"), b"\xff\xff").unwrap();
         fs::write(dir.path().join("c.json"), "{not json").unwrap();
         fs::write(dir.path().join("d.json"), r#"{"tools": []}"#).unwrap();
         fs::write(
@@ -1859,6 +1925,284 @@ mod tests {
         };
         let e = parse_transcript(line, Path::new("joined.jsonl"), Some(2), "joined").unwrap_err();
         assert!(e.reason.contains("byte-order mark"), "{e}");
+    }
+
+    /// Regression (s48-files): a file of UTF-16 (PowerShell's `>`), UTF-32
+    /// or a compressed one was read as UTF-8: `not valid UTF-8 (first bad
+    /// byte at offset 0)` for a `.json`, and for a `.jsonl` one error per
+    /// line, most of them `expected value` (a UTF-16 line is valid UTF-8
+    /// with NULs, without a BOM every line). The file is refused whole, in
+    /// one error naming what it is, by the whole-file read and the JSONL
+    /// stream alike.
+    #[test]
+    fn a_utf16_or_compressed_file_is_refused_whole_naming_what_it_is() {
+        let line = r#"{"id": "a", "output": "x"}"#;
+        let lines = format!("{line}\r\n{line}\r\n{line}\r\n");
+        let utf16 = |be: bool, bom: bool| -> Vec<u8> {
+            let mut out = Vec::new();
+            for unit in (if bom { "\u{feff}" } else { "" })
+                .encode_utf16()
+                .chain(lines.encode_utf16())
+            {
+                out.extend(if be {
+                    unit.to_be_bytes()
+                } else {
+                    unit.to_le_bytes()
+                });
+            }
+            out
+        };
+        let utf32le: Vec<u8> = "\u{feff}{}"
+            .chars()
+            .flat_map(|c| (c as u32).to_le_bytes())
+            .collect();
+        let mut gzip = vec![0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3];
+        gzip.extend(b"\n\x93\n\n");
+        let convert = "not UTF-8: not read (toolgate reads UTF-8; convert it first";
+        let cases: Vec<(Vec<u8>, String)> = vec![
+            (
+                utf16(false, true),
+                format!("UTF-16LE text (byte-order mark FF FE), {convert}"),
+            ),
+            (
+                utf16(true, true),
+                format!("UTF-16BE text (byte-order mark FE FF), {convert}"),
+            ),
+            (
+                utf16(false, false),
+                format!("UTF-16LE text (no byte-order mark), {convert}"),
+            ),
+            (
+                utf16(true, false),
+                format!("UTF-16BE text (no byte-order mark), {convert}"),
+            ),
+            (
+                utf32le,
+                format!("UTF-32LE text (byte-order mark FF FE 00 00), {convert}"),
+            ),
+            (
+                gzip,
+                "gzip-compressed: not read (decompress it first, e.g. `gunzip -k`)".into(),
+            ),
+            (
+                vec![0x28, 0xb5, 0x2f, 0xfd, 0, b'\n', b'x'],
+                "zstd-compressed: not read (decompress it first, e.g. `zstd -d`)".into(),
+            ),
+        ];
+        let dir = tempfile::tempdir().unwrap();
+        for (i, (bytes, why)) in cases.iter().enumerate() {
+            for ext in ["json", "jsonl", "sse"] {
+                let path = dir.path().join(format!("{i}.{ext}"));
+                std::fs::write(&path, bytes).unwrap();
+                let (loaded, _) = load_file_with(&path, &LoadOptions::default());
+                assert_eq!(loaded.len(), 1, "{i}.{ext}: {loaded:?}");
+                let e = loaded[0].as_ref().unwrap_err();
+                assert!(e.reason.starts_with(why.as_str()), "{i}.{ext}: {e}");
+                assert_eq!(e.line, None);
+            }
+            // The JSONL stream: one error, on line 1, and nothing after it.
+            let blocks: Vec<LineBlock> = JsonlBlocks::new(&bytes[..], 1 << 20).collect();
+            let lines: Vec<&BlockLine> = blocks.iter().flat_map(|b| &b.lines).collect();
+            let [BlockLine::Bad(1, reason)] = lines[..] else {
+                panic!("{i}: {lines:?}")
+            };
+            assert!(reason.starts_with(why.as_str()), "{i}: {reason}");
+        }
+        // UTF-8, with its BOM or without, still reads.
+        for text in [lines.clone(), format!("\u{feff}{lines}")] {
+            let streamed = read_blocks(&mut JsonlBlocks::new(text.as_bytes(), 1 << 20));
+            assert_eq!(streamed.len(), 3, "{streamed:?}");
+            assert!(
+                load_file_text(Path::new("x.jsonl"), &text)
+                    .iter()
+                    .all(Result::is_ok)
+            );
+        }
+    }
+
+    /// Regression (s48-files): a directory's `x.jsonl.gz` was passed over
+    /// in silence (not a `.json`/`.jsonl` name), its transcripts missing
+    /// from the batch without a word (exit 0). It is named, as any file
+    /// not read; other compressed files and `.gz` of other things are not
+    /// transcript files. And `-` is not a missing file but stdin, which the
+    /// batch commands do not read: said so.
+    #[test]
+    fn a_compressed_transcript_file_in_a_directory_is_named_not_passed_over() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in [
+            "a.jsonl.gz",
+            "b.json.zst",
+            "c.sse.xz",
+            "d.tar.gz",
+            "e.jsonl",
+            "f.gz",
+        ] {
+            std::fs::write(dir.path().join(name), "{\"output\": \"x\"}\n").unwrap();
+        }
+        let (files, errors) = collect_files(&[dir.path().to_path_buf()]);
+        assert_eq!(files, vec![dir.path().join("e.jsonl")]);
+        let errors: Vec<(String, String)> = errors
+            .iter()
+            .map(|e| {
+                let name = e.path.file_name().unwrap().to_string_lossy().into_owned();
+                (name, e.reason.clone())
+            })
+            .collect();
+        assert_eq!(
+            errors,
+            vec![
+                (
+                    "a.jsonl.gz".to_string(),
+                    "gzip-compressed: not read (decompress it first, e.g. `gunzip -k`)".to_string()
+                ),
+                (
+                    "b.json.zst".to_string(),
+                    "zstd-compressed: not read (decompress it first, e.g. `zstd -d`)".to_string()
+                ),
+                (
+                    "c.sse.xz".to_string(),
+                    "xz-compressed: not read (decompress it first, e.g. `unxz -k`)".to_string()
+                ),
+            ]
+        );
+        let (files, errors) = collect_files(&[PathBuf::from("-")]);
+        assert!(files.is_empty());
+        assert_eq!(
+            errors[0].reason,
+            "no such file; transcripts are not read from stdin (`-`): save them to a .jsonl \
+             file and name it"
+        );
+    }
+
+    /// Regression (s48-files): transcripts gathered into one JSON array
+    /// (a pretty-printed export) were refused as `not a JSON object`,
+    /// which did not say what to do. The error says what it is and how
+    /// to make a `.jsonl` of it; another array is still only not an object.
+    #[test]
+    fn an_array_of_transcripts_is_refused_saying_how_to_read_it() {
+        let array = "[\r\n  {\"id\": \"a\", \"output\": \"x\"},\r\n  {\"output\": \"y\"}\r\n]\r\n";
+        let want = "not a JSON object but an array of 2 transcripts: a transcript file holds \
+                    one object, a `.jsonl` file one per line (e.g. `jq -c '.[]' FILE > FILE.jsonl`)";
+        for loaded in [
+            load_file_text(Path::new("all.json"), array),
+            load_kind_whole(Path::new("all.json"), array, None, &Default::default()),
+        ] {
+            let [Err(e)] = &loaded[..] else {
+                panic!("{loaded:?}")
+            };
+            assert_eq!(e.reason, want);
+        }
+        let loaded = load_file_text(Path::new("all.json"), "[1, 2]");
+        assert_eq!(loaded[0].as_ref().unwrap_err().reason, "not a JSON object");
+    }
+
+    /// Regression (s48-files): a pretty-printed transcript (or array) in a
+    /// `.jsonl` file gave an error for each of its lines (`EOF while
+    /// parsing`, `not a JSON object`, ...) that never said what the file
+    /// was. It is one error for the file; a JSONL file is read as before.
+    #[test]
+    fn a_pretty_printed_jsonl_file_is_one_error_naming_it() {
+        let want = "pretty-printed JSON, not JSON lines (its first line is only `{` or `[`): not \
+                    read; a `.jsonl` file holds one transcript per line (e.g. `jq -c . FILE`), a \
+                    `.json` file one transcript";
+        for text in [
+            "{\n  \"output\": \"x\",\n  \"id\": \"a\"\n}\n",
+            "\u{feff}\r\n[\r\n  {\"output\": \"x\"},\r\n  {\"output\": \"y\"}\r\n]\r\n",
+        ] {
+            let loaded = load_file_text(Path::new("x.jsonl"), text);
+            let [Err(e)] = &loaded[..] else {
+                panic!("{loaded:?}")
+            };
+            assert_eq!((e.line, e.reason.as_str()), (None, want));
+        }
+        let loaded = load_file_text(Path::new("x.jsonl"), "{\"output\": \"x\"}\n{\n");
+        assert!(loaded[0].is_ok(), "{loaded:?}");
+        assert!(loaded[1].is_err(), "{loaded:?}");
+    }
+
+    /// Regression (s48-files): an empty `.json` file (or one of blank
+    /// lines) was `not valid JSON: EOF while parsing a value at line 1
+    /// column 0`; it says it is empty. An empty `.jsonl` holds no line and
+    /// loads nothing, as before.
+    #[test]
+    fn an_empty_json_file_says_it_is_empty() {
+        for text in ["", "\r\n  \n", "\u{feff}"] {
+            for loaded in [
+                load_file_text(Path::new("e.json"), text),
+                load_kind_whole(Path::new("e.json"), text, None, &Default::default()),
+            ] {
+                let [Err(e)] = &loaded[..] else {
+                    panic!("{text:?}: {loaded:?}")
+                };
+                assert_eq!(e.reason, "empty (no JSON in it): no transcript");
+            }
+            assert!(load_file_text(Path::new("e.jsonl"), text).is_empty());
+        }
+    }
+
+    /// Regression (s48-files): a stream's own request file
+    /// (`STEM.request.json`) that could not be read (UTF-16, cut short,
+    /// not a regular file) was passed over in silence: the stream's
+    /// transcripts were judged with the tools unknown (every call refused
+    /// at `allowlist`, no schema labels), exit 0, and the finding said the
+    /// request was not captured. The request file is named with why, beside
+    /// the transcripts; a readable one is joined as before.
+    #[test]
+    fn a_streams_request_file_that_cannot_be_read_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let stream = include_str!("../../../examples/captures/openai-chat/stream.sse");
+        let request = include_str!("../../../examples/captures/openai-chat/stream.request.json");
+        let utf16: Vec<u8> = format!("\u{feff}{request}")
+            .encode_utf16()
+            .flat_map(u16::to_le_bytes)
+            .collect();
+        let cases: Vec<(&str, Vec<u8>, Option<&str>)> = vec![
+            ("good", request.as_bytes().to_vec(), None),
+            (
+                "u16",
+                utf16,
+                Some("UTF-16LE text (byte-order mark FF FE), not UTF-8"),
+            ),
+            (
+                "cut",
+                request.as_bytes()[..20].to_vec(),
+                Some("not valid JSON"),
+            ),
+            (
+                "other",
+                b"{\"output\": \"x\"}".to_vec(),
+                Some("not a chat-completions"),
+            ),
+        ];
+        for (stem, bytes, why) in cases {
+            let sse = dir.path().join(format!("{stem}.sse"));
+            std::fs::write(&sse, stream).unwrap();
+            let req = dir.path().join(format!("{stem}.request.json"));
+            std::fs::write(&req, bytes).unwrap();
+            let loaded = load_file(&sse);
+            let (ok, errors): (Vec<_>, Vec<_>) = loaded.iter().partition(|l| l.is_ok());
+            assert_eq!(ok.len(), 1, "{stem}: {loaded:?}");
+            let tools_known = ok[0].as_ref().unwrap().tools_known;
+            match why {
+                None => {
+                    assert!(errors.is_empty() && tools_known, "{stem}: {loaded:?}");
+                }
+                Some(why) => {
+                    assert!(!tools_known, "{stem}");
+                    let [Err(e)] = &errors[..] else {
+                        panic!("{stem}: {loaded:?}")
+                    };
+                    assert_eq!(e.path, req);
+                    let head = format!("the request of {stem}.sse is not read: {why}");
+                    assert!(e.reason.starts_with(&head), "{stem}: {e}");
+                    assert!(
+                        e.reason
+                            .ends_with("; its transcripts are judged with the tools unknown"),
+                        "{e}"
+                    );
+                }
+            }
+        }
     }
 
     /// Regression (s46-files): a block cut at its line cap kept the whole

@@ -416,12 +416,20 @@ pub fn foreign_format(v: &Value) -> Option<&'static str> {
 /// a JSON array of another provider's chunks (Gemini's
 /// streamGenerateContent answers with one) is named ([`foreign_format`]).
 pub fn not_an_object(value: &Value) -> String {
-    value
-        .as_array()
-        .and_then(|items| items.first())
-        .and_then(foreign_format)
-        .map(|what| foreign_error(&format!("a JSON array of {what}")))
-        .unwrap_or_else(|| "not a JSON object".into())
+    let items = value.as_array();
+    let first = items.and_then(|items| items.first());
+    if let Some(what) = first.and_then(foreign_format) {
+        return foreign_error(&format!("a JSON array of {what}"));
+    }
+    // Transcripts gathered into one array (a pretty-printed export).
+    if let (Some(items), Some(Kind::Toolgate)) = (items, first.and_then(kind_of)) {
+        return format!(
+            "not a JSON object but an array of {} transcripts: a transcript file holds one \
+             object, a `.jsonl` file one per line (e.g. `jq -c '.[]' FILE > FILE.jsonl`)",
+            items.len()
+        );
+    }
+    "not a JSON object".into()
 }
 
 /// The error for a document of a format `import` does not read
@@ -529,6 +537,10 @@ pub struct Companions {
     /// `dir/STEM`, the stream file without its extension; `dir` canonical
     /// when it exists, so that any spelling of a path finds it).
     pub requests: HashMap<PathBuf, Value>,
+    /// A stream's own request file (`STEM.request.json` beside `STEM.sse`)
+    /// that could not be read or is no request: said, since without it the
+    /// stream's transcripts are judged with their tools unknown.
+    pub unread: Vec<crate::file::LoadError>,
 }
 
 impl Companions {
@@ -615,13 +627,38 @@ impl Companions {
                 if real.is_some() && std::fs::canonicalize(&sibling).ok() == real {
                     continue;
                 }
-                let Ok((text, _)) = crate::file::read_transcript_text(&sibling, &opts) else {
-                    continue;
+                // Only a stream's request is named for it (`STEM.request.json`);
+                // Batch inputs and BFCL data are any file of the folder.
+                let own = streamed
+                    && sibling
+                        .file_name()
+                        .is_some_and(|n| n.to_string_lossy().ends_with(".request.json"));
+                let mut unread = |why: String| {
+                    if own {
+                        out.unread.push(crate::file::LoadError {
+                            path: sibling.clone(),
+                            line: None,
+                            reason: format!(
+                                "the request of {} is not read: {why}; its transcripts are \
+                                 judged with the tools unknown",
+                                path.file_name().unwrap_or_default().to_string_lossy()
+                            ),
+                        });
+                    }
                 };
-                if let Some(k) = detect(&sibling, &text)
-                    && wanted.contains(&k)
-                {
-                    out.add(&sibling, &text, k);
+                let text = match crate::file::read_transcript_text(&sibling, &opts) {
+                    Ok((text, _)) => text,
+                    Err(why) => {
+                        unread(why);
+                        continue;
+                    }
+                };
+                match detect(&sibling, &text) {
+                    Some(k) if wanted.contains(&k) => out.add(&sibling, &text, k),
+                    _ => unread(match crate::strict::from_str(&text) {
+                        Err(e) => crate::strict::reason(&e),
+                        Ok(_) => "not a chat-completions or Responses request".to_string(),
+                    }),
                 }
             }
         }
