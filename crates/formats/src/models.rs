@@ -111,6 +111,23 @@ mod tests {
         }
     }
 
+    /// Families vLLM added parsers for after the peer corpus was read
+    /// (stop 48), whose wire format an existing mode reads.
+    #[test]
+    fn stop_48_vllm_families_map_to_their_modes() {
+        let cases = [
+            ("IQuestLab/IQuest-Coder-V1-40B-Instruct", Some("qwen_xml")),
+            // V2 has its own call tokens: not Qwen3-Coder's markup.
+            ("IQuestLab/IQuest-Coder-V2-Instruct", None),
+            ("XiaomiMiMo/MiMo-V2-Flash", Some("qwen_xml")),
+            ("FreedomIntelligence/openPangu-Embedded-7B", Some("lfm2")),
+            ("internlm/Intern-S1-mini", Some("internlm")),
+        ];
+        for (model, mode) in cases {
+            assert_eq!(mode_for_model(model).map(|m| m.0), mode, "{model}");
+        }
+    }
+
     #[test]
     fn earliest_then_longest_fragment_wins() {
         let cases = [
