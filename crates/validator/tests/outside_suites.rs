@@ -661,6 +661,115 @@ fn cases() -> Vec<Case> {
             Pass,
             Some(json!([["get_weather", {"city": "\"Lyon\""}]])),
         ),
+        // vLLM tool-parser tests newer than the peer corpus (stop 48).
+        case(
+            "vllm:test_intern_s1_tool_parser.py:spaced special tokens",
+            "internlm",
+            "<|action_start|> <|plugin|>\n{\"name\": \"get_weather\", \"parameters\": {\"city\": \"Lyon\"}}\n<|action_end|>",
+            W,
+            Pass,
+            Pass,
+            Some(json!([["get_weather", {"city": "Lyon"}]])),
+        ),
+        case(
+            "vllm:test_rwkv_tool_parser.py:markdown tool call",
+            "fence",
+            "**Tool Call:**\n```json\n{\n  \"name\": \"get_weather\",\n  \"arguments\": {\"city\": \"Lyon\"}\n}\n```",
+            W,
+            Pass,
+            Pass,
+            Some(json!([["get_weather", {"city": "Lyon"}]])),
+        ),
+        case(
+            "vllm:test_cohere_command_tool_parser.py:citations, no tool call",
+            "command_r",
+            "<|START_THINKING|>Tides <co>moon</co: 0:[1]><|END_THINKING|>\n<|START_RESPONSE|>The moon <co>pulls</co: 0:[1,2]><|END_RESPONSE|>",
+            NONE,
+            Pass,
+            Pass,
+            Some(json!([])),
+        ),
+        // Deliberate (stop 48): SPEC §9, a missing closer is `truncation`.
+        case(
+            "vllm:test_gemma4_regex_and_bare_calls.py:<turn|> instead of <tool_call|>",
+            "gemma",
+            "<|tool_call>call:get_weather{city:<|\"|>Lyon<|\"|>}<turn|>",
+            W,
+            Truncation,
+            Truncation,
+            None,
+        ),
+        // Deliberate: `call:` without the call token opens nothing.
+        case(
+            "vllm:test_gemma4_regex_and_bare_calls.py:bare call after <channel|>",
+            "gemma",
+            "<|channel>thought\nLook it up.\n<channel|>call:get_weather{city:<|\"|>Lyon<|\"|>}",
+            W,
+            NoCall,
+            NoCall,
+            None,
+        ),
+        case(
+            "vllm:test_gemma4_regex_and_bare_calls.py:stray colon after <|tool_call>",
+            "gemma",
+            "<|tool_call>:call:get_weather{city:<|\"|>Lyon<|\"|>}<tool_call|>",
+            W,
+            MalformedJson,
+            MalformedJson,
+            None,
+        ),
+        // Deliberate: a parameter before `<function=…>` is a broken call.
+        case(
+            "vllm:test_mimov2_flash_tool_parser.py:parameter before the function tag",
+            "qwen_xml",
+            "<tool_call>\n<parameter=city>Lyon</parameter>\n<function=get_weather>\n</function>\n</tool_call>",
+            W,
+            MalformedJson,
+            MalformedJson,
+            None,
+        ),
+        // Deliberate: a key given twice is ambiguous (vLLM keeps the last).
+        case(
+            "vllm:test_hy_v4_duplicate_arg_key.py",
+            "hy_v4",
+            "<tool_calls><tool_call>get_weather<arg_key>city</arg_key><arg_value>Lyon</arg_value><arg_key>city</arg_key><arg_value>Ghent</arg_value></tool_call></tool_calls>",
+            W,
+            MalformedJson,
+            MalformedJson,
+            None,
+        ),
+        // Deliberate: double-encoded arguments are `escaping_error` strictly
+        // (vLLM's nemotron_json and granite4 decode them).
+        case(
+            "vllm:test_nemotron_json_tool_parser.py:string arguments",
+            "nemotron",
+            "<TOOLCALL>[{\"name\": \"get_weather\", \"arguments\": \"{\\\"city\\\": \\\"Lyon\\\"}\"}]</TOOLCALL>",
+            W,
+            EscapingError,
+            Pass,
+            None,
+        ),
+        // Deliberate: HyperCLOVAX writes JSON-quoted values in GLM's markup;
+        // `glm` keeps a string parameter's text as written (SPEC §9).
+        case(
+            "vllm:test_hyperclovax_seed_think_tool_parser.py:JSON-quoted arg_value",
+            "glm",
+            "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>\"Lyon\"</arg_value>\n</tool_call>",
+            W,
+            Pass,
+            Pass,
+            Some(json!([["get_weather", {"city": "\"Lyon\""}]])),
+        ),
+        // Deliberate: a call inside `<think>` is reasoning (SPEC §9).
+        case(
+            "vllm:test_trinity_tool_parser_simple.py:call inside think tags",
+            "hermes",
+            "<think>plan\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Lyon\"}}\n</tool_call>\nmore</think>",
+            W,
+            NoCall,
+            NoCall,
+            None,
+        ),
         case(
             "edge: kimi section without its end token",
             "kimi",
