@@ -117,8 +117,11 @@ mod tests {
     fn stop_48_vllm_families_map_to_their_modes() {
         let cases = [
             ("IQuestLab/IQuest-Coder-V1-40B-Instruct", Some("qwen_xml")),
-            // V2 has its own call tokens: not Qwen3-Coder's markup.
-            ("IQuestLab/IQuest-Coder-V2-Instruct", None),
+            // V2 has its own call tokens: its own mode.
+            (
+                "IQuestLab/IQuest-Coder-V2-Instruct",
+                Some("iquest_coder_v2"),
+            ),
             ("XiaomiMiMo/MiMo-V2-Flash", Some("qwen_xml")),
             ("FreedomIntelligence/openPangu-Embedded-7B", Some("lfm2")),
             ("internlm/Intern-S1-mini", Some("internlm")),

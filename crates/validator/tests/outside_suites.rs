@@ -689,6 +689,33 @@ fn cases() -> Vec<Case> {
             Pass,
             Some(json!([])),
         ),
+        case(
+            "vllm:test_gigachat35_tool_parser.py:string=\"false\" JSON object",
+            "gigachat35",
+            "<｜GCML｜tool_calls><｜GCML｜invoke name=\"get_weather\"><｜GCML｜parameter name=\"city\" string=\"true\">Lyon</｜GCML｜parameter><｜GCML｜parameter name=\"opts\" string=\"false\">{\"a\": 1}</｜GCML｜parameter></｜GCML｜invoke></｜GCML｜tool_calls>",
+            W,
+            Pass,
+            Pass,
+            Some(json!([["get_weather", {"city": "Lyon", "opts": {"a": 1}}]])),
+        ),
+        case(
+            "vllm:test_gigachat35_tool_parser.py:malformed input (invoke cut off)",
+            "gigachat35",
+            "<｜GCML｜tool_calls><｜GCML｜invoke name=\"get_weather\">",
+            W,
+            Truncation,
+            Truncation,
+            None,
+        ),
+        case(
+            "vllm:test_iquest_coder_v2_tool_parser.py:typed arguments",
+            "iquest_coder_v2",
+            "<iquestcoder_tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>12345</arg_value>\n<arg_key>days</arg_key>\n<arg_value>3</arg_value>\n</iquestcoder_tool_call>",
+            W,
+            Pass,
+            Pass,
+            Some(json!([["get_weather", {"city": "12345", "days": 3}]])),
+        ),
         // Deliberate (stop 48): SPEC §9, a missing closer is `truncation`.
         case(
             "vllm:test_gemma4_regex_and_bare_calls.py:<turn|> instead of <tool_call|>",
