@@ -125,6 +125,13 @@ mod tests {
             ("XiaomiMiMo/MiMo-V2-Flash", Some("qwen_xml")),
             ("FreedomIntelligence/openPangu-Embedded-7B", Some("lfm2")),
             ("internlm/Intern-S1-mini", Some("internlm")),
+            (
+                "naver-hyperclovax/HyperCLOVAX-SEED-Think-14B",
+                Some("hyperclovax_14b"),
+            ),
+            // The 32B writes GLM's markup with JSON-quoted values: no row
+            // reads those values as written, so it is not mapped.
+            ("naver-hyperclovax/HyperCLOVAX-SEED-Think-32B", None),
         ];
         for (model, mode) in cases {
             assert_eq!(mode_for_model(model).map(|m| m.0), mode, "{model}");

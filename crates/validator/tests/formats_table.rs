@@ -1088,6 +1088,7 @@ const STRAY: &[(&str, Stray)] = &[
     ),
     ("marker", BARE),
     ("granite", LIST),
+    ("hyperclovax_14b", LIST),
     ("granite_fc", NO_CLOSER),
     ("functools", LIST),
     ("xlam", LIST),
