@@ -30,7 +30,7 @@ const HEADER: &str = "-> tool/function_call";
 pub fn extractor() -> Box<dyn Extractor> {
     Box::new(Marked {
         name: "hyperclovax_14b",
-        example: " -> tool/function_call\n[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Seoul\"}}]",
+        example: "-> tool/function_call\n[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Seoul\"}}]",
         describe: "HyperCLOVAX-SEED-Think-14B: ` -> tool/function_call` + a JSON array of call objects",
         blocks: vec![Block::open(HEADER)],
         payload: Payload::Calls { sep: None },
