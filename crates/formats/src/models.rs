@@ -111,6 +111,33 @@ mod tests {
         }
     }
 
+    /// Families vLLM added parsers for after the peer corpus was read
+    /// (stop 48), whose wire format an existing mode reads.
+    #[test]
+    fn stop_48_vllm_families_map_to_their_modes() {
+        let cases = [
+            ("IQuestLab/IQuest-Coder-V1-40B-Instruct", Some("qwen_xml")),
+            // V2 has its own call tokens: its own mode.
+            (
+                "IQuestLab/IQuest-Coder-V2-Instruct",
+                Some("iquest_coder_v2"),
+            ),
+            ("XiaomiMiMo/MiMo-V2-Flash", Some("qwen_xml")),
+            ("FreedomIntelligence/openPangu-Embedded-7B", Some("lfm2")),
+            ("internlm/Intern-S1-mini", Some("internlm")),
+            (
+                "naver-hyperclovax/HyperCLOVAX-SEED-Think-14B",
+                Some("hyperclovax_14b"),
+            ),
+            // The 32B writes GLM's markup with JSON-quoted values: no row
+            // reads those values as written, so it is not mapped.
+            ("naver-hyperclovax/HyperCLOVAX-SEED-Think-32B", None),
+        ];
+        for (model, mode) in cases {
+            assert_eq!(mode_for_model(model).map(|m| m.0), mode, "{model}");
+        }
+    }
+
     #[test]
     fn earliest_then_longest_fragment_wins() {
         let cases = [

@@ -581,13 +581,17 @@ pub fn stray_call(
 }
 
 /// A tag's name attribute `attr` and its `>` at `i` in `g` (`name="g">`,
-/// at `g`'s start or after whitespace), the head of a tag call (`tag`'s
-/// `<tool name="g">`, the invoke rows' `<invoke name="g">`) without its
-/// opener: the name and where the `>` ends. Reads only up to the
-/// attribute's closing quote.
+/// at `g`'s start or after whitespace or a tag's `>`), the head of a tag
+/// call (`tag`'s `<tool name="g">`, the invoke rows' `<invoke name="g">`)
+/// without its opener: the name and where the `>` ends. Reads only up to
+/// the attribute's closing quote. Glued to a `>` as [`name_gt_head`]'s
+/// names are: the section tag the model wrote before the call
+/// (`<｜DSML｜function_calls>name="g">…</｜DSML｜invoke>`) was not taken for
+/// the head's left edge, and the call beside it executed alone (s48).
 pub(crate) fn named_gt(g: &str, i: usize, attr: &str) -> Option<(String, usize)> {
     let b = g.as_bytes();
-    if !g[i..].starts_with(attr) || (i > 0 && !b[i - 1].is_ascii_whitespace()) {
+    if !g[i..].starts_with(attr) || (i > 0 && !(b[i - 1].is_ascii_whitespace() || b[i - 1] == b'>'))
+    {
         return None;
     }
     let j = skip_ws(b, i + attr.len());

@@ -152,3 +152,43 @@ fn harmony_call_after_an_unterminated_analysis_message_is_live() {
         "<|channel|>analysis<|message|>Reading it."
     );
 }
+
+/// vLLM's `tests/tool_parsers/test_intern_s1_tool_parser.py` (stop 48):
+/// vLLM decodes with a space between special tokens by default, so a served
+/// InternLM / Intern-S1 call reads `<|action_start|> <|plugin|>`. The mode
+/// knew only the two tokens side by side, and the call was not a candidate
+/// at all (`no_call`, as if the model had not called). Other text between
+/// the tokens is still no opener.
+#[test]
+fn internlm_opener_spaced_by_the_detokenizer_is_a_call() {
+    for out in [
+        "<|action_start|> <|plugin|>\n{\"name\": \"now\", \"parameters\": {}}\n<|action_end|>",
+        "Let me look.<|action_start|> <|plugin|>{\"name\": \"get_weather\", \"parameters\": {\"city\": \"Lyon\"}}",
+    ] {
+        for strictness in [Strictness::Strict, Strictness::Lenient] {
+            let c = extract("internlm", out, strictness);
+            assert_eq!(c.len(), 1, "{out}");
+            let call = c[0]
+                .call()
+                .unwrap_or_else(|| panic!("{out}: {:?}", c[0].arguments));
+            assert!(
+                ["now", "get_weather"].contains(&call.name.as_ref()),
+                "{out}"
+            );
+        }
+    }
+    // The spaced spelling cut off inside the object is still `truncated`.
+    let c = extract(
+        "internlm",
+        "<|action_start|> <|plugin|>{\"name\": \"now\", \"parameters\": {",
+        Strictness::Strict,
+    );
+    assert_eq!(c.len(), 1);
+    assert_eq!(
+        c[0].arguments.as_ref().unwrap_err().kind,
+        FailureKind::Truncated
+    );
+    // Prose between the two tokens opens nothing.
+    let out = "<|action_start|> then <|plugin|>{\"name\": \"now\", \"parameters\": {}}";
+    assert!(extract("internlm", out, Strictness::Strict).is_empty());
+}

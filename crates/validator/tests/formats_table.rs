@@ -1027,7 +1027,7 @@ const NO_CLOSER: Stray = Stray::No(
 /// SGLang's GLM parsers, which read a call only between `<tool_call>` and
 /// `</tool_call>`; with its key tag, closer or (Hunyuan) `<tool_sep>` it is
 /// the row's call markup and `malformed_json` like every other case.
-const NAME_ALONE_IS_TEXT: &[&str] = &["glm", "longcat_xml", "hy_v4"];
+const NAME_ALONE_IS_TEXT: &[&str] = &["glm", "longcat_xml", "hy_v4", "iquest_coder_v2"];
 
 /// Every row, and how the concept meets it.
 const STRAY: &[(&str, Stray)] = &[
@@ -1088,6 +1088,7 @@ const STRAY: &[(&str, Stray)] = &[
     ),
     ("marker", BARE),
     ("granite", LIST),
+    ("hyperclovax_14b", LIST),
     ("granite_fc", NO_CLOSER),
     ("functools", LIST),
     ("xlam", LIST),
@@ -1123,6 +1124,10 @@ const STRAY: &[(&str, Stray)] = &[
         Stray::Call("<longcat_tool_call>", "</longcat_tool_call>"),
     ),
     ("hy_v4", Stray::Call("<tool_call>", "</tool_call>")),
+    (
+        "iquest_coder_v2",
+        Stray::Call("<iquestcoder_tool_call>", "</iquestcoder_tool_call>"),
+    ),
     ("qwen_xml", Stray::Call("<function=", "</function>")),
     ("seed_oss", Stray::Call("<function=", "</function>")),
     ("xml_call", Stray::Call("<tool_call ", "</tool_call>")),

@@ -35,7 +35,12 @@ pub(crate) const FORMAT: Def = Def {
     position: 400,
     extractor,
     group: Group::JsonLike,
-    models: &["lfm2"],
+    models: &[
+        "lfm2",
+        // openPangu writes a JSON call list between the same two tokens
+        // (vLLM's `pangu` and `openpangu_v2` parsers and their tests).
+        "openpangu",
+    ],
     bare_reader: false,
     profile: None,
     row: Format {

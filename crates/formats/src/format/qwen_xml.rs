@@ -56,6 +56,12 @@ pub(crate) const FORMAT: Def = Def {
         "step-3.7",
         "step3.7",
         "nemotron-3-nano",
+        // IQuest-Coder V1 and MiMo-V2-Flash write Qwen3-Coder's XML calls
+        // (vLLM's `iquest_coder` parser subclasses `qwen3_coder`;
+        // `mimov2_flash`'s tests feed it this markup). IQuest-Coder V2 has
+        // its own call tokens, so only V1 is named.
+        "iquest-coder-v1",
+        "mimo-v2",
     ],
     bare_reader: false,
     profile: Some(Profile {

@@ -829,6 +829,28 @@ mod tests {
     }
 
     #[test]
+    fn an_invoke_without_its_opener_right_after_the_section_tag_is_malformed() {
+        // s48: the stray invoke's `name="g">` glued to the section tag
+        // before it was not seen as a call's head; `g` was dropped as text
+        // and `f` executed alone (`pass`). With a newline between them it
+        // was already `malformed`.
+        use crate::irregular::testkit::assert_stray;
+        let dsml = crate::format::deepseek_dsml::DEEPSEEK_DSML;
+        let f = r#"<｜DSML｜invoke name="f"><｜DSML｜parameter name="a" string="true">1</｜DSML｜parameter></｜DSML｜invoke>"#;
+        let g = r#"name="g"><｜DSML｜parameter name="b" string="true">2</｜DSML｜parameter></｜DSML｜invoke>"#;
+        for sep in ["", "\n"] {
+            let out = format!("<｜DSML｜function_calls>{sep}{g}{f}</｜DSML｜function_calls>");
+            let c = dsml.extract(&Input::new(&out), Strictness::Strict);
+            assert_stray(&c, 0, ("f", Some("g")), &out);
+        }
+        // A tag before an attribute that is no call's head stays text.
+        let out = format!(r#"See <b>name="g"> in the docs.{f}"#);
+        let c = dsml.extract(&Input::new(&out), Strictness::Strict);
+        assert_eq!(c.len(), 1, "{out}: {c:#?}");
+        assert!(c[0].call().is_some());
+    }
+
+    #[test]
     fn markup_inside_cdata_is_the_value_s_text() {
         // Probe 44: CDATA is taken literally, but its `</param>` ended the
         // value, and the rest made the call `malformed`.
