@@ -24,8 +24,10 @@
 //!   peer extracts a call toolgate refuses, the case says why (fail-closed).
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
+use common::Want;
 use serde_json::{Value, json};
-use std::path::Path;
 use toolgate_core::Label;
 use toolgate_validator::{Engine, Profile};
 
@@ -310,15 +312,6 @@ fn cases() -> Vec<Case> {
     ]
 }
 
-fn calls_of(r: &toolgate_validator::ModeResult) -> Value {
-    Value::Array(
-        r.calls
-            .iter()
-            .map(|c| json!([c.name, Value::Object((*c.arguments).clone())]))
-            .collect(),
-    )
-}
-
 #[test]
 fn newer_peer_shapes_get_the_model_profiles_labels_and_calls() {
     let engine = Engine::new(Profile::default());
@@ -334,32 +327,14 @@ fn newer_peer_shapes_get_the_model_profiles_labels_and_calls() {
             }
         }
         let t = json!({"output": c.output, "tools": tools()});
-        let t =
-            toolgate_core::load::parse_transcript(&t.to_string(), Path::new("t.json"), None, "t")
-                .unwrap();
-        let replay = engine.replay(&t);
-        let Some(strict) = replay.strict_mode(c.mode) else {
-            wrong.push(format!("{}: no mode {}", c.source, c.mode));
-            continue;
+        let want = Want {
+            source: c.source,
+            mode: c.mode,
+            strict: c.strict,
+            lenient: c.lenient,
+            calls: c.calls.as_ref(),
         };
-        let lenient = replay.lenient_mode(c.mode).unwrap();
-        let got = calls_of(strict);
-        if strict.label != c.strict
-            || lenient.label != c.lenient
-            || c.calls.as_ref().is_some_and(|want| *want != got)
-        {
-            wrong.push(format!(
-                "{} ({}): strict {} (want {}), lenient {} (want {}), calls {got} (want {:?}); {}",
-                c.source,
-                c.mode,
-                strict.label,
-                c.strict,
-                lenient.label,
-                c.lenient,
-                c.calls,
-                strict.why()
-            ));
-        }
+        wrong.extend(common::mismatch(&engine, &t, &want));
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }

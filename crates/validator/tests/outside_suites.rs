@@ -23,8 +23,10 @@
 //!   empty arguments, whitespace, parallel calls, text around, cut-offs).
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
+use common::Want;
 use serde_json::{Value, json};
-use std::path::Path;
 use toolgate_core::Label;
 use toolgate_validator::{Engine, Profile};
 
@@ -809,15 +811,6 @@ fn cases() -> Vec<Case> {
     ]
 }
 
-fn calls_of(r: &toolgate_validator::ModeResult) -> Value {
-    Value::Array(
-        r.calls
-            .iter()
-            .map(|c| json!([c.name, Value::Object((*c.arguments).clone())]))
-            .collect(),
-    )
-}
-
 #[test]
 fn outside_cases_get_the_documented_labels_and_calls() {
     let engine = Engine::new(Profile::default());
@@ -831,31 +824,14 @@ fn outside_cases_get_the_documented_labels_and_calls() {
         if let Some(calls) = &c.tool_calls {
             t["tool_calls"] = calls.clone();
         }
-        let t =
-            toolgate_core::load::parse_transcript(&t.to_string(), Path::new("t.json"), None, "t")
-                .unwrap();
-        let replay = engine.replay(&t);
-        let strict = replay
-            .strict_mode(c.mode)
-            .unwrap_or_else(|| panic!("{}: no mode {}", c.source, c.mode));
-        let lenient = replay.lenient_mode(c.mode).unwrap();
-        let got_calls = calls_of(strict);
-        if strict.label != c.strict
-            || lenient.label != c.lenient
-            || c.calls.as_ref().is_some_and(|want| *want != got_calls)
-        {
-            wrong.push(format!(
-                "{} ({}): strict {} (want {}), lenient {} (want {}), calls {got_calls} (want {:?}); {}",
-                c.source,
-                c.mode,
-                strict.label,
-                c.strict,
-                lenient.label,
-                c.lenient,
-                c.calls,
-                strict.why()
-            ));
-        }
+        let want = Want {
+            source: c.source,
+            mode: c.mode,
+            strict: c.strict,
+            lenient: c.lenient,
+            calls: c.calls.as_ref(),
+        };
+        wrong.extend(common::mismatch(&engine, &t, &want));
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
