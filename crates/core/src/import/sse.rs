@@ -419,13 +419,6 @@ fn split_streams<S: Default>(
             };
             let error_event = p.event == Some("error") || p.error_field;
             let mut step = event(&mut st.current, &v, p.line, error_event);
-            // The stream's own payloads still follow an `error:` field
-            // (llama.cpp's `[DONE]`): dropped with it up to its end.
-            if p.error_field
-                && let Step::Error(why) = step
-            {
-                step = Step::ErrorWithin(why);
-            }
             if let Step::Begins = step {
                 st.end(true, &finished);
                 // A stream that stays open to its next one's start (an
@@ -441,6 +434,13 @@ fn split_streams<S: Default>(
                     Step::Begins => Step::Fed,
                     step => step,
                 };
+            }
+            // The stream's own payloads still follow an `error:` field
+            // (llama.cpp's `[DONE]`): dropped with it up to its end.
+            if p.error_field
+                && let Step::Error(why) = step
+            {
+                step = Step::ErrorWithin(why);
             }
             match step {
                 Step::Error(_) | Step::ErrorWithin(_) if st.dropping => {

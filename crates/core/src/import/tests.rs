@@ -4991,13 +4991,13 @@ fn anthropic_refusal(text: &str) -> String {
 
 /// Stop s49, bug 1: a `content_block_delta` after its block's
 /// `content_block_stop` was appended to the closed block: a call's input
-/// grew after it closed (`{"location": "Paris"}` then `, "x": 1` read as
-/// malformed, or as another call). A delta of a stopped block cannot be
+/// grew after it closed (`{"location": "Paris"}{"unit": "F"}`, read as
+/// malformed and blamed on the model, or as another call). A delta of a stopped block cannot be
 /// placed: a load error naming the event and the block.
 #[test]
 fn an_anthropic_delta_after_its_blocks_stop_is_refused() {
     let (_, stream) = anthropic_two_calls();
-    let late_json = "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"\"}}\n\n";
+    let late_json = "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"unit\\\": \\\"F\\\"}\"}}\n\n";
     let text = stream.replacen(
         "event: message_delta",
         &format!("{late_json}event: message_delta"),
