@@ -30,9 +30,13 @@
 //! `thinking_delta`, `input_json_delta` accumulated per block `index`),
 //! `content_block_stop`, `message_delta` (`stop_reason`), `message_stop`;
 //! `ping` (a keep-alive) is part of no message and begins none. A block
-//! event without an integer `index`, a block started twice, or a delta
-//! other than text of a block never started makes the message a load error
-//! (`AnthropicStream::broken`): a lost or merged block could be a call.
+//! event without an integer `index`, a block started twice, a delta other
+//! than text of a block never started, a delta of a block after its
+//! `content_block_stop`, or a block event or `message_delta` after
+//! `message_stop` makes the message a load error
+//! (`AnthropicStream::broken`): a lost, merged or grown block could be a
+//! call. A message that reached `message_stop` ended whole, with or without
+//! a `stop_reason` (as a chat stream that reached `[DONE]`).
 //!
 //! One file may hold several streams one after the other: `[DONE]`, a
 //! Responses terminal event or `message_stop` ends one, and so does the
@@ -332,7 +336,8 @@ enum Step {
     Fed,
     /// Part of no stream (Anthropic's `ping` keep-alive): begins none.
     Skip,
-    /// Ends the current stream, if one has begun (`message_stop`).
+    /// Ends the current stream, if one has begun (a `message_stop` before
+    /// any event of a message).
     Close,
     /// Read into the current stream, which it ends (a terminal event).
     FedAndClosed,
@@ -414,20 +419,28 @@ fn split_streams<S: Default>(
             };
             let error_event = p.event == Some("error") || p.error_field;
             let mut step = event(&mut st.current, &v, p.line, error_event);
+            if let Step::Begins = step {
+                st.end(true, &finished);
+                // A stream that stays open to its next one's start (an
+                // Anthropic message after its `message_stop`) is counted
+                // there: this event begins the one over the cap.
+                if st.streams.len() >= MAX_FILE_STREAMS {
+                    out.err(Some(p.line), too_many_streams(p.line));
+                    st.dropping = true;
+                    break;
+                }
+                step = match event(&mut st.current, &v, p.line, error_event) {
+                    // A new stream begins nothing before it.
+                    Step::Begins => Step::Fed,
+                    step => step,
+                };
+            }
             // The stream's own payloads still follow an `error:` field
             // (llama.cpp's `[DONE]`): dropped with it up to its end.
             if p.error_field
                 && let Step::Error(why) = step
             {
                 step = Step::ErrorWithin(why);
-            }
-            if let Step::Begins = step {
-                st.end(true, &finished);
-                step = match event(&mut st.current, &v, p.line, error_event) {
-                    // A new stream begins nothing before it.
-                    Step::Begins => Step::Fed,
-                    step => step,
-                };
             }
             match step {
                 Step::Error(_) | Step::ErrorWithin(_) if st.dropping => {
@@ -589,13 +602,13 @@ pub(crate) fn streams(
             OpenaiStream::finished,
             |s, at, out| openai_stream(s, at, request, out),
         ),
-        // Without their terminal event, these never finished.
+        // Without `message_stop`, a message never finished.
         Kind::AnthropicStream => read_streams(
             text,
             false,
             "event",
             anthropic_event,
-            |_| false,
+            |s: &AnthropicStream| s.ended,
             |s, at, out| anthropic_stream(s, at, request, out),
         ),
         _ => read_streams(
@@ -1301,15 +1314,21 @@ struct AnthropicStream {
     stop_reason: Option<Value>,
     /// Why some blocks were not read ([`MAX_STREAM_PARTS`]).
     capped: Option<String>,
-    /// Blocks that got their `content_block_stop`.
+    /// Blocks that got their `content_block_stop`: a delta of one is
+    /// refused ([`Self::broken`]).
     stopped: std::collections::BTreeSet<i64>,
+    /// The message reached its `message_stop`: it ended whole
+    /// ([`streams`]' `finished`), and a block event or `message_delta`
+    /// after it is refused ([`Self::broken`]).
+    ended: bool,
     /// Some event was read into it (a `message_start` then begins another).
     begun: bool,
     /// Why its content blocks cannot be read whole, when they cannot: a
     /// block event without an integer `index`, a block started twice, a
-    /// delta of a block no `content_block_start` opened (a lost event). The
-    /// message is not imported: a lost or merged block could have been a
-    /// call.
+    /// delta of a block no `content_block_start` opened (a lost event), a
+    /// delta of a block after its `content_block_stop`, a block event or
+    /// `message_delta` after `message_stop`. The message is not imported: a
+    /// lost, merged or grown block could have been a call.
     broken: Option<String>,
 }
 
@@ -1321,6 +1340,16 @@ impl AnthropicStream {
             kind,
             Some("content_block_start" | "content_block_delta" | "content_block_stop")
         );
+        // The message ended: what these add was never part of it (a client
+        // that reads every event, as the Anthropic SDK's accumulator does,
+        // would have grown the finished message).
+        if self.ended && (block_event || kind == Some("message_delta")) {
+            let kind = kind.unwrap_or_default();
+            self.broken.get_or_insert_with(|| {
+                format!("a `{kind}` after `message_stop`: the message had ended, and what the event adds was never part of it")
+            });
+            return;
+        }
         let index = match v.get("index").and_then(Value::as_i64) {
             Some(i) => i,
             // Read as block 0, it would replace or extend another block.
@@ -1361,6 +1390,14 @@ impl AnthropicStream {
             }
             Some("content_block_delta") => {
                 let Some(delta) = v.get("delta") else { return };
+                // Appended, it would change a call after it closed (read as
+                // another call, or as cut).
+                if self.stopped.contains(&index) {
+                    self.broken.get_or_insert_with(|| {
+                        format!("a `content_block_delta` of block {index} after its `content_block_stop`: a closed block cannot grow")
+                    });
+                    return;
+                }
                 let text = delta.get("type").and_then(Value::as_str) == Some("text_delta");
                 // A text delta is text whatever start was lost; any other
                 // delta needs its block's start (a tool call's name and id).
@@ -1454,9 +1491,21 @@ fn anthropic_event(
     _line: usize,
     error_event: bool,
 ) -> Step {
-    match v.get("type").and_then(Value::as_str) {
+    let kind = v.get("type").and_then(Value::as_str);
+    match kind {
+        // An error after the message ended interrupts no message: the
+        // message stands, the error is said on its own.
+        _ if current.ended && (error_event || kind == Some("error")) => Step::Begins,
         _ if error_event => Step::Error(stream_error(v)),
         Some("error") => Step::Error(stream_error(v)),
+        // The message ended, whole: the stream stays open until the next
+        // `message_start` (or the file's end), so that an event of the
+        // message after its end is refused rather than read as a stream of
+        // its own. A repeated `message_stop` adds nothing.
+        Some("message_stop") if current.begun => {
+            current.ended = true;
+            Step::Fed
+        }
         Some("message_stop") => Step::Close,
         // A keep-alive: part of no message. Fed, one before a
         // `message_start` (or between two messages) began a stream of its
@@ -1479,7 +1528,7 @@ fn anthropic_stream(stream: AnthropicStream, at: Place, request: Option<&Value>,
     if let Some(why) = &stream.broken {
         out.err(
             at.line,
-            format!("{why}; the message is not imported (a lost block could have been a call)"),
+            format!("{why}; the message is not imported (a lost, merged or grown block could have been a call)"),
         );
         return;
     }

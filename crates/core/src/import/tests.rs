@@ -1092,6 +1092,23 @@ fn stream_counts_are_capped_while_reading_with_a_clear_error() {
             "more than {MAX_FILE_STREAMS} streams in one file: line {first_unread} and the rest are not read"
         )]
     );
+    // Anthropic messages: the first event of the one over the cap is named.
+    let one = "data: {\"type\":\"message_start\",\"message\":{\"content\":[]}}\ndata: {\"type\":\"message_stop\"}\n";
+    let text = format!("{}event: ping\ndata: {{}}\n", one.repeat(MAX_FILE_STREAMS));
+    let loaded = load("a.sse", &text);
+    assert_eq!(loaded.len(), MAX_FILE_STREAMS);
+    assert!(errors(&loaded).is_empty());
+    let loaded = load("a.sse", &one.repeat(MAX_FILE_STREAMS + 3));
+    assert_eq!(
+        loaded.iter().filter(|l| l.is_ok()).count(),
+        MAX_FILE_STREAMS
+    );
+    assert_eq!(
+        errors(&loaded),
+        [format!(
+            "more than {MAX_FILE_STREAMS} streams in one file: line {first_unread} and the rest are not read"
+        )]
+    );
     // Unreadable lines: the first ones one by one, then a count.
     let text = "data: nope\n".repeat(MAX_LINE_ERRORS + 20);
     let loaded = load("e.sse", &text);
@@ -4942,8 +4959,9 @@ fn anthropic_block_events_that_cannot_be_placed_are_refused() {
         let e = loaded[0].as_ref().unwrap_err();
         assert!(e.reason.starts_with(says), "{e}");
         assert!(
-            e.reason
-                .ends_with("the message is not imported (a lost block could have been a call)"),
+            e.reason.ends_with(
+                "the message is not imported (a lost, merged or grown block could have been a call)"
+            ),
             "{e}"
         );
     }
@@ -4955,6 +4973,234 @@ fn anthropic_block_events_that_cannot_be_placed_are_refused() {
     );
     let loaded = load("s.sse", &text);
     assert_eq!(ok(&loaded)[0].output, "ok");
+}
+
+/// The one load error of an Anthropic stream whose events cannot be placed.
+fn anthropic_refusal(text: &str) -> String {
+    let loaded = load("s.sse", text);
+    assert_eq!(loaded.len(), 1, "{text}");
+    let e = loaded[0].as_ref().unwrap_err();
+    assert!(
+        e.reason.ends_with(
+            "; the message is not imported (a lost, merged or grown block could have been a call)"
+        ),
+        "{e}"
+    );
+    e.reason.clone()
+}
+
+/// Stop s49, bug 1: a `content_block_delta` after its block's
+/// `content_block_stop` was appended to the closed block: a call's input
+/// grew after it closed (`{"location": "Paris"}{"unit": "F"}`, read as
+/// malformed and blamed on the model, or as another call). A delta of a stopped block cannot be
+/// placed: a load error naming the event and the block.
+#[test]
+fn an_anthropic_delta_after_its_blocks_stop_is_refused() {
+    let (_, stream) = anthropic_two_calls();
+    let late_json = "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"unit\\\": \\\"F\\\"}\"}}\n\n";
+    let text = stream.replacen(
+        "event: message_delta",
+        &format!("{late_json}event: message_delta"),
+        1,
+    );
+    assert_eq!(
+        anthropic_refusal(&text),
+        "a `content_block_delta` of block 0 after its `content_block_stop`: a closed block cannot grow; the message is not imported (a lost, merged or grown block could have been a call)"
+    );
+    // Between the block's stop and the next block's start, a text block's.
+    let text_block = concat!(
+        "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":2,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n",
+        "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":2,\"delta\":{\"type\":\"text_delta\",\"text\":\"Done.\"}}\n\n",
+        "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":2}\n\n",
+    );
+    let late_text = "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":2,\"delta\":{\"type\":\"text_delta\",\"text\":\" And more.\"}}\n\n";
+    let whole = stream.replacen(
+        "event: message_delta",
+        &format!("{text_block}event: message_delta"),
+        1,
+    );
+    let loaded = load("s.sse", &whole);
+    assert_eq!(ok(&loaded)[0].output, "Done.");
+    let text = stream.replacen(
+        "event: message_delta",
+        &format!("{text_block}{late_text}event: message_delta"),
+        1,
+    );
+    assert!(
+        anthropic_refusal(&text)
+            .starts_with("a `content_block_delta` of block 2 after its `content_block_stop`"),
+    );
+}
+
+/// Stop s49, bug 2 (decided, one rule with the chat stream's): a message
+/// that reached `message_stop` without a `message_delta` never said why it
+/// stopped. A chat stream that reached `[DONE]` without a `finish_reason`
+/// ended: its calls are whole, a call without argument text `{}`, no
+/// `finish_reason` written (DECISIONS, "A streamed call whose `arguments`
+/// was null"; the proxy judges that choice whole too). `message_stop` is
+/// the Anthropic stream's `[DONE]`: the same. Without `message_stop` both
+/// are cut (`a_stream_cut_off_without_a_stop_reason_cuts_its_last_call`).
+#[test]
+fn a_stream_that_ended_without_a_stop_reason_reads_its_calls_whole() {
+    let (_, stream) = anthropic_two_calls();
+    let no_delta = stream.replacen(
+        "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\",\"stop_sequence\":null},\"usage\":{\"output_tokens\":40}}\n\n",
+        "",
+        1,
+    );
+    assert_ne!(no_delta, stream);
+    let loaded = load("s.sse", &no_delta);
+    let t = ok(&loaded)[0];
+    assert_eq!(args(t, 0), r#"{"location": "Paris"}"#);
+    assert_eq!(args(t, 1), r#"{"location": "Rome"}"#);
+    assert_eq!(t.finish_reason, None);
+    assert_eq!(t.raw["import"].get("unterminated"), None);
+    assert_eq!(t.raw["import"].get("stop_reason_missing"), None);
+    assert_eq!(t.raw["import"].get("truncated_input"), None);
+    // A call that received no input: the start event's `{}`, as a chat
+    // call without argument text in a stream that reached `[DONE]`.
+    let empty = no_delta.replacen(
+        "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":1,",
+        "event: ignored\ndata: {\"type\":\"ignored\",\"index\":1,",
+        1,
+    );
+    assert_ne!(empty, no_delta);
+    let loaded = load("s.sse", &empty);
+    assert_eq!(args(ok(&loaded)[0], 1), "{}");
+    let chat = concat!(
+        "data: {\"id\":\"x\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"tool_calls\":[{\"index\":0,\"id\":\"c0\",\"function\":{\"name\":\"f\",\"arguments\":\"{\\\"a\\\": 1}\"}},{\"index\":1,\"id\":\"c1\",\"function\":{\"name\":\"g\"}}]}}]}\n\n",
+        "data: [DONE]\n\n",
+    );
+    let loaded = load("c.sse", chat);
+    let t = ok(&loaded)[0];
+    assert_eq!(args(t, 0), r#"{"a": 1}"#);
+    assert_eq!(args(t, 1), "{}");
+    assert_eq!(t.finish_reason, None);
+    assert_eq!(t.raw["import"].get("unterminated"), None);
+}
+
+/// Stop s49: a `content_block_start` of an index already started — open,
+/// or closed by its `content_block_stop` — is refused (probe s48's rule):
+/// the second start would replace the first block's call.
+#[test]
+fn an_anthropic_block_started_again_is_refused_open_or_closed() {
+    let (_, stream) = anthropic_two_calls();
+    let restart = "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_x\",\"name\":\"delete_file\",\"input\":{}}}\n\n";
+    let open = stream.replacen(
+        "event: content_block_delta",
+        &format!("{restart}event: content_block_delta"),
+        1,
+    );
+    let closed = stream.replacen(
+        "event: message_delta",
+        &format!("{restart}event: message_delta"),
+        1,
+    );
+    for text in [open, closed] {
+        assert_eq!(
+            anthropic_refusal(&text),
+            "content block 0 is started twice: the second start would replace what the first one received; the message is not imported (a lost, merged or grown block could have been a call)"
+        );
+    }
+}
+
+/// Stop s49: a second `message_start` begins another message (a file may
+/// hold several); the one it interrupts never reached its `message_stop`:
+/// it is `import.unterminated` and its last call cut (`""`, the input
+/// received kept), as a stream the file ends inside. Nothing of one message
+/// is read into the other.
+#[test]
+fn a_second_anthropic_message_start_begins_another_message() {
+    let (_, stream) = anthropic_two_calls();
+    let (head, _) = stream.split_once("event: message_delta").unwrap();
+    let text = format!("{head}{stream}");
+    let loaded = load("s.sse", &text);
+    let ts = ok(&loaded);
+    assert_eq!(ts.len(), 2);
+    assert_eq!(ts[0].id, "s:2");
+    assert_eq!(args(ts[0], 0), r#"{"location": "Paris"}"#);
+    assert_eq!(args(ts[0], 1), "");
+    assert_eq!(
+        ts[0].raw["import"]["truncated_input"],
+        r#"{"location": "Rome"}"#
+    );
+    assert_eq!(ts[0].raw["import"]["unterminated"], true);
+    assert_eq!(ts[0].finish_reason, None);
+    assert_eq!(ts[1].tool_calls.as_ref().unwrap().len(), 2);
+    assert_eq!(args(ts[1], 1), r#"{"location": "Rome"}"#);
+    assert_eq!(ts[1].finish_reason.as_deref(), Some("tool_calls"));
+    assert_eq!(ts[1].raw["import"].get("unterminated"), None);
+}
+
+/// Stop s49: an event of a message after its `message_stop` began a stream
+/// of its own: a late `text_delta` or `message_delta` became an extra,
+/// unterminated transcript, a late `content_block_start` a call of its
+/// own. A block event or `message_delta` after `message_stop` (before the
+/// next `message_start`) is refused, naming the event: the client's SDK
+/// would have grown the finished message with it. A repeated
+/// `message_stop` or a `ping` adds nothing; an error event after it
+/// interrupts no message (the message stands, the error is said).
+#[test]
+fn anthropic_events_after_message_stop_are_refused() {
+    let (_, stream) = anthropic_two_calls();
+    for (kind, data) in [
+        (
+            "content_block_delta",
+            r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"x\": 1}"}}"#,
+        ),
+        (
+            "content_block_delta",
+            r#"{"type":"content_block_delta","index":9,"delta":{"type":"text_delta","text":"late"}}"#,
+        ),
+        (
+            "content_block_start",
+            r#"{"type":"content_block_start","index":2,"content_block":{"type":"tool_use","id":"toolu_z","name":"f","input":{}}}"#,
+        ),
+        (
+            "content_block_stop",
+            r#"{"type":"content_block_stop","index":1}"#,
+        ),
+        (
+            "message_delta",
+            r#"{"type":"message_delta","delta":{"stop_reason":"max_tokens"}}"#,
+        ),
+    ] {
+        let late = format!("event: {kind}\ndata: {data}\n\n");
+        let text = format!("{stream}{late}");
+        assert_eq!(
+            anthropic_refusal(&text),
+            format!(
+                "a `{kind}` after `message_stop`: the message had ended, and what the event adds was never part of it; the message is not imported (a lost, merged or grown block could have been a call)"
+            ),
+            "{data}"
+        );
+        // The next message is read.
+        let text = format!("{stream}{late}{stream}");
+        let loaded = load("s.sse", &text);
+        assert_eq!(loaded.len(), 2);
+        assert!(loaded[0].is_err());
+        assert_eq!(
+            args(loaded[1].as_ref().unwrap(), 1),
+            r#"{"location": "Rome"}"#
+        );
+    }
+    let stop = "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
+    let ping = "event: ping\ndata: {\"type\": \"ping\"}\n\n";
+    let loaded = load("s.sse", &format!("{stream}{stop}{ping}"));
+    let ts = ok(&loaded);
+    assert_eq!(ts.len(), 1);
+    assert_eq!(ts[0].finish_reason.as_deref(), Some("tool_calls"));
+    let error = "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n";
+    let loaded = load("s.sse", &format!("{stream}{error}"));
+    assert_eq!(loaded.len(), 2);
+    let (read, refused): (Vec<_>, Vec<_>) = loaded.iter().partition(|l| l.is_ok());
+    assert_eq!(
+        args(read[0].as_ref().unwrap(), 1),
+        r#"{"location": "Rome"}"#
+    );
+    let e = refused[0].as_ref().unwrap_err();
+    assert!(e.reason.contains("Overloaded"), "{e}");
+    assert!(!e.reason.contains("is not imported"), "{e}");
 }
 
 /// Probe s48: a Responses stream's argument deltas for an output item no
