@@ -257,10 +257,19 @@ class StreamParser:
         return Result._from_report(report)
 
 
-def _transcript_text(transcript: Union[str, bytes, Mapping[str, Any]]) -> str:
+def _transcript_text(
+    transcript: Union[str, bytes, Mapping[str, Any]], path: str, line: Optional[int]
+) -> str:
     if isinstance(transcript, str):
         return transcript
     if isinstance(transcript, (bytes, bytearray)):
+        # Bytes at a file's start (a `.json` file, line 1) that are UTF-16/32
+        # or compressed get the binary's error for that file (`PATH: why`),
+        # as label()'s other load errors do; a later line is read as the
+        # binary reads it (it looks at a file's first bytes only).
+        why = _native.not_text(bytes(transcript[:8])) if line in (None, 1) else None
+        if why is not None:
+            raise ToolgateError(f"{path}: {why}" if line is None else f"{path}:{line}: {why}")
         return _utf8(transcript, "the transcript")
     return json.dumps(transcript, ensure_ascii=False)
 
@@ -306,7 +315,7 @@ def label(
         isinstance(line, int) and not isinstance(line, bool) and 0 <= line < 2**64
     ):
         raise ToolgateError(f"line must be a line number (an integer from 0), not {line!r}")
-    text = _transcript_text(transcript)
+    text = _transcript_text(transcript, path, line)
     rows = _native.label_text(text, path, line, profile)
     if len(rows) != 1:
         raise ToolgateError(
