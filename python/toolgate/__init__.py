@@ -288,7 +288,9 @@ def label_text(
     Bytes are read as the binary reads a file's bytes: in a JSONL file of
     transcripts, a line that is not UTF-8 is such a record (``line N: not
     valid UTF-8 (first bad byte at offset K)``) and the other lines are
-    labeled; any other file that is not UTF-8 is one such record."""
+    labeled; any other file that is not UTF-8 is one such record. Bytes of
+    UTF-16/32 or of a compressed file are one record naming what they are,
+    as the binary refuses that file (a ``.jsonl`` file's on line 1)."""
     if isinstance(text, (bytes, bytearray)):
         rows = _native.label_bytes(bytes(text), path, profile)
     else:
@@ -310,6 +312,9 @@ def label(
     ``line`` say where it was read from (they give the record's ``path`` and
     the default ``id``: the file stem, ``stem:LINE`` for a JSONL line).
     ``profile="auto"`` chooses the profile by the model as the binary does.
+    Bytes at a file's start (no ``line``, or line 1) that are UTF-16/32 or
+    compressed raise the binary's error for that file (``PATH: UTF-16LE
+    text …, not UTF-8: not read …``).
     """
     if line is not None and not (
         isinstance(line, int) and not isinstance(line, bool) and 0 <= line < 2**64
