@@ -494,3 +494,30 @@ def test_ray_relabel_of_utf16_and_compressed_files_equals_the_cli(
     assert tg_ray.main(["relabel", *names, "--out", "out", "--shard-lines", "1"]) == 2
     got = (tmp_path / "out" / "labels.jsonl").read_text(encoding="utf-8").splitlines()
     assert got == cli_lines_any(cli, names, tmp_path)
+
+
+def test_a_compressed_transcript_file_in_a_directory_is_named_by_the_relabel_as_by_the_binary(
+        cli, tmp_path):
+    # Regression: the Ray relabel's directory walk passed `x.jsonl.gz` over
+    # in silence (its transcripts missing, exit 0); the binary's walk names
+    # it, before the walk's files (exit 2).
+    import gzip
+
+    from toolgate.integrations import ray as tg_ray
+
+    good = json.dumps({"output": '<tool name="f">{}</tool>', "tools": [{"name": "f"}]})
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "a.jsonl").write_text(good + "\n")
+    (tmp_path / "d" / "b.jsonl.gz").write_bytes(gzip.compress((good + "\n").encode()))
+    (tmp_path / "d" / "notes.txt.gz").write_bytes(gzip.compress(b"not a transcript"))
+    expected = cli_lines_any(cli, ["d"], tmp_path)
+    assert [json.loads(line).get("error") for line in expected] == [
+        "gzip-compressed: not read (decompress it first, e.g. `gunzip -k`)", None]
+    entries = tg_ray.expand_checked([str(tmp_path / "d")])
+    assert entries == [
+        (str(tmp_path / "d" / "b.jsonl.gz"),
+         "gzip-compressed: not read (decompress it first, e.g. `gunzip -k`)"),
+        str(tmp_path / "d" / "a.jsonl")]
+    shards = [dict(s, path=os.path.relpath(s["path"], tmp_path)) for s in tg_ray.shards(entries)]
+    labels = tg_ray.LabelShards()(pa.Table.from_pylist(shards))
+    assert labels.column("record").to_pylist() == expected

@@ -1094,6 +1094,14 @@ fn error_record(path: &str, reason: &str, line: Option<usize>) -> String {
     jsonout::line(&jsonout::versioned(toolgate_batch::error_record(&e)))
 }
 
+/// Why a directory walk names the file at `path` though it reads nothing
+/// of it (a compressed transcript file, `x.jsonl.gz`: `load::named_unread`),
+/// `None` for any other file. The Ray relabel's walk asks this.
+#[pyfunction]
+fn named_unread(path: &str) -> Option<String> {
+    load::named_unread(Path::new(path)).map(|e| e.reason)
+}
+
 /// Why the binary refuses a file that starts with `head` as no UTF-8 text
 /// at all (UTF-16/32, compressed: `core::file::not_text`, which looks at
 /// its first bytes only), `None` when it does not. The Python readers of
@@ -1242,6 +1250,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(merge_counts, m)?)?;
     m.add_function(wrap_pyfunction!(error_record, m)?)?;
     m.add_function(wrap_pyfunction!(not_text, m)?)?;
+    m.add_function(wrap_pyfunction!(named_unread, m)?)?;
     m.add_function(wrap_pyfunction!(choose, m)?)?;
     m.add_function(wrap_pyfunction!(modes, m)?)?;
     m.add_function(wrap_pyfunction!(one_line, m)?)?;

@@ -298,14 +298,25 @@ def expand(patterns: Iterable[str]) -> list:
 
 def _walk(directory: str) -> list:
     """The ``.json``/``.jsonl`` files under `directory`, in the binary's
-    order (sorted; a folder's files before its subfolders)."""
-    found = []
+    order (sorted; a folder's files before its subfolders), after an entry
+    ``(path, reason)`` for each file the binary's walk names without
+    reading it (``x.jsonl.gz``: ``_native.named_unread``), as the binary
+    lists a walk's errors before its files."""
+    from toolgate import _native
+
+    found, unread = [], []
     for root, dirs, names in os.walk(directory, followlinks=True):
         dirs.sort()
-        found += [os.path.join(root, n) for n in sorted(names)
-                  if n.endswith((".json", ".jsonl"))
-                  and os.path.isfile(os.path.join(root, n))]
-    return found
+        for n in sorted(names):
+            path = os.path.join(root, n)
+            if n.endswith((".json", ".jsonl")):
+                if os.path.isfile(path):
+                    found.append(path)
+            else:
+                why = _native.named_unread(path)
+                if why is not None:
+                    unread.append((path, why))
+    return unread + found
 
 
 def expand_checked(patterns: Iterable[str]) -> list:
@@ -313,7 +324,8 @@ def expand_checked(patterns: Iterable[str]) -> list:
     its ``.json``/``.jsonl`` files, as the binary walks it), in order, each
     real file once; a pattern that names nothing is an entry ``(pattern,
     reason)`` in its place (the binary's error record for a path it cannot
-    read), never left out."""
+    read), never left out, as is a compressed transcript file a directory
+    holds (:func:`_walk`)."""
     out, seen = [], set()
     for p in patterns:
         found = sorted(glob.glob(p, recursive=True)) if glob.has_magic(p) else (
@@ -343,6 +355,9 @@ def expand_checked(patterns: Iterable[str]) -> list:
             out.append((found[0], reason))
             continue
         for f in files:
+            if isinstance(f, tuple):
+                out.append(f)
+                continue
             real = os.path.realpath(f)
             if real not in seen:
                 seen.add(real)
