@@ -194,3 +194,50 @@ def test_a_row_count_beyond_the_offsets_is_refused_before_allocating():
                 call(b"{}", offsets, 0, n)
         with pytest.raises(toolgate.ToolgateError, match="offsets out of range"):
             call(b"{}", offsets, 2**64 - 1, 1)
+
+
+UTF16_REASON = ("UTF-16LE text (byte-order mark FF FE), not UTF-8: not read (toolgate reads "
+                "UTF-8; convert it first, e.g. `iconv -f UTF-16LE -t UTF-8`; PowerShell's `>` "
+                "writes UTF-16)")
+UTF16_NO_BOM_REASON = UTF16_REASON.replace("byte-order mark FF FE", "no byte-order mark")
+GZIP_REASON = "gzip-compressed: not read (decompress it first, e.g. `gunzip -k`)"
+
+
+def test_label_of_utf16_or_gzip_bytes_gives_the_binarys_refusal(cli, tmp_path):
+    # Regression: label() said "the transcript is not valid UTF-8 (first bad
+    # byte at offset 0)" for a gzip or UTF-16 file's bytes (and read UTF-16
+    # without a byte-order mark, valid UTF-8 with NULs, as JSON that is not
+    # valid), and label_text() the same of a `.json` file; the binary names
+    # what the file is (core's not_text), and so do they now.
+    import gzip
+    import json
+
+    obj = json.dumps({"output": "hi", "tools": []})
+    cases = {
+        "u16.json": (b"\xff\xfe" + obj.encode("utf-16-le"), UTF16_REASON),
+        "nobom.json": (obj.encode("utf-16-le"), UTF16_NO_BOM_REASON),
+        "z.json": (gzip.compress(obj.encode()), GZIP_REASON),
+        "u16.jsonl": (b"\xff\xfe" + (obj + "\r\n" + obj + "\r\n").encode("utf-16-le"),
+                      UTF16_REASON),
+        "z.jsonl": (gzip.compress((obj + "\n" + obj + "\n").encode()), GZIP_REASON),
+    }
+    for name, (data, reason) in cases.items():
+        f = tmp_path / name
+        f.write_bytes(data)
+        done = subprocess.run([str(cli), "label", "--format", "jsonl", str(f)], cwd=REPO,
+                              capture_output=True, text=True)
+        assert done.returncode == 2, name
+        line = 1 if name.endswith(".jsonl") else None
+        at = "" if line is None else f"line {line}: "
+        assert [json.loads(r) for r in done.stdout.splitlines()] == [
+            {"path": str(f), "error": at + reason, "schema_version": 1}], name
+        assert toolgate.label_text(data, str(f)) == [
+            {"path": str(f), "error": at + reason, "schema_version": 1}], name
+        with pytest.raises(toolgate.ToolgateError) as e:
+            toolgate.label(data, path=str(f), line=line)
+        assert str(e.value) == (f"{f}: {reason}" if line is None else f"{f}:1: {reason}"), name
+    # A later line of a file is read as the binary reads it: its first bytes
+    # were not the file's.
+    with pytest.raises(toolgate.ToolgateError,
+                       match=r"^the transcript is not valid UTF-8 \(first bad byte at offset 1\)$"):
+        toolgate.label(gzip.compress(b"{}"), path="x.jsonl", line=2)

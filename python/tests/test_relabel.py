@@ -438,3 +438,86 @@ def test_a_ray_relabel_to_parquet_is_one_file_replaced_whole(ray_local, tmp_path
     assert (tmp_path / "out" / "labels.parquet").read_bytes() == before
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
         "labels.jsonl", "labels.parquet"]
+
+
+def write_refused_files(directory: Path) -> list:
+    """Files the binary refuses whole, naming what they are: UTF-16 JSONL
+    (PowerShell's `>`), a gzip file named `.jsonl`, UTF-16 JSON without a
+    byte-order mark; and a good file beside them."""
+    import gzip
+
+    good = json.dumps({"output": '<tool name="f">{}</tool>', "tools": [{"name": "f"}]})
+    (directory / "ps.jsonl").write_bytes(b"\xff\xfe" + (good + "\r\n" + good + "\r\n")
+                                         .encode("utf-16-le"))
+    (directory / "z.jsonl").write_bytes(gzip.compress(((good + "\n") * 50).encode()))
+    (directory / "one.json").write_bytes(good.encode("utf-16-le"))
+    (directory / "ok.jsonl").write_text(good + "\n")
+    return ["ps.jsonl", "z.jsonl", "one.json", "ok.jsonl"]
+
+
+def test_utf16_and_compressed_files_are_refused_by_the_relabel_as_the_binary_refuses_them(
+        cli, tmp_path):
+    # Regression: the Ray relabel read a UTF-16 JSONL line by line: line 1
+    # was "not valid UTF-8 (first bad byte at offset 0)" and every later
+    # line another error; a gzip file named `.jsonl` an error per chunk
+    # between its newline bytes; UTF-16 JSON without a byte-order mark
+    # "not valid JSON". The binary refuses each whole, in one record naming
+    # what it is.
+    from toolgate.integrations import ray as tg_ray
+
+    names = write_refused_files(tmp_path)
+    expected = cli_lines_any(cli, names, tmp_path)
+    errors = [json.loads(line).get("error") for line in expected]
+    assert errors == [
+        "line 1: UTF-16LE text (byte-order mark FF FE), not UTF-8: not read (toolgate reads "
+        "UTF-8; convert it first, e.g. `iconv -f UTF-16LE -t UTF-8`; PowerShell's `>` writes "
+        "UTF-16)",
+        "line 1: gzip-compressed: not read (decompress it first, e.g. `gunzip -k`)",
+        "UTF-16LE text (no byte-order mark), not UTF-8: not read (toolgate reads UTF-8; "
+        "convert it first, e.g. `iconv -f UTF-16LE -t UTF-8`; PowerShell's `>` writes UTF-16)",
+        None,
+    ]
+    for shard_lines in (1, 100):
+        shards = [dict(s, path=name) for name in names
+                  for s in tg_ray.shards([str(tmp_path / name)], shard_lines)]
+        labels = tg_ray.LabelShards()(pa.Table.from_pylist(shards))
+        assert labels.column("record").to_pylist() == expected, shard_lines
+
+
+def test_ray_relabel_of_utf16_and_compressed_files_equals_the_cli(
+        ray_local, cli, tmp_path, monkeypatch):
+    from toolgate.integrations import ray as tg_ray
+
+    names = write_refused_files(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(ray_local, "init", lambda **_: None)
+    assert tg_ray.main(["relabel", *names, "--out", "out", "--shard-lines", "1"]) == 2
+    got = (tmp_path / "out" / "labels.jsonl").read_text(encoding="utf-8").splitlines()
+    assert got == cli_lines_any(cli, names, tmp_path)
+
+
+def test_a_compressed_transcript_file_in_a_directory_is_named_by_the_relabel_as_by_the_binary(
+        cli, tmp_path):
+    # Regression: the Ray relabel's directory walk passed `x.jsonl.gz` over
+    # in silence (its transcripts missing, exit 0); the binary's walk names
+    # it, before the walk's files (exit 2).
+    import gzip
+
+    from toolgate.integrations import ray as tg_ray
+
+    good = json.dumps({"output": '<tool name="f">{}</tool>', "tools": [{"name": "f"}]})
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "a.jsonl").write_text(good + "\n")
+    (tmp_path / "d" / "b.jsonl.gz").write_bytes(gzip.compress((good + "\n").encode()))
+    (tmp_path / "d" / "notes.txt.gz").write_bytes(gzip.compress(b"not a transcript"))
+    expected = cli_lines_any(cli, ["d"], tmp_path)
+    assert [json.loads(line).get("error") for line in expected] == [
+        "gzip-compressed: not read (decompress it first, e.g. `gunzip -k`)", None]
+    entries = tg_ray.expand_checked([str(tmp_path / "d")])
+    assert entries == [
+        (str(tmp_path / "d" / "b.jsonl.gz"),
+         "gzip-compressed: not read (decompress it first, e.g. `gunzip -k`)"),
+        str(tmp_path / "d" / "a.jsonl")]
+    shards = [dict(s, path=os.path.relpath(s["path"], tmp_path)) for s in tg_ray.shards(entries)]
+    labels = tg_ray.LabelShards()(pa.Table.from_pylist(shards))
+    assert labels.column("record").to_pylist() == expected

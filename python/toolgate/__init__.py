@@ -257,10 +257,19 @@ class StreamParser:
         return Result._from_report(report)
 
 
-def _transcript_text(transcript: Union[str, bytes, Mapping[str, Any]]) -> str:
+def _transcript_text(
+    transcript: Union[str, bytes, Mapping[str, Any]], path: str, line: Optional[int]
+) -> str:
     if isinstance(transcript, str):
         return transcript
     if isinstance(transcript, (bytes, bytearray)):
+        # Bytes at a file's start (a `.json` file, line 1) that are UTF-16/32
+        # or compressed get the binary's error for that file (`PATH: why`),
+        # as label()'s other load errors do; a later line is read as the
+        # binary reads it (it looks at a file's first bytes only).
+        why = _native.not_text(bytes(transcript[:8])) if line in (None, 1) else None
+        if why is not None:
+            raise ToolgateError(f"{path}: {why}" if line is None else f"{path}:{line}: {why}")
         return _utf8(transcript, "the transcript")
     return json.dumps(transcript, ensure_ascii=False)
 
@@ -279,7 +288,9 @@ def label_text(
     Bytes are read as the binary reads a file's bytes: in a JSONL file of
     transcripts, a line that is not UTF-8 is such a record (``line N: not
     valid UTF-8 (first bad byte at offset K)``) and the other lines are
-    labeled; any other file that is not UTF-8 is one such record."""
+    labeled; any other file that is not UTF-8 is one such record. Bytes of
+    UTF-16/32 or of a compressed file are one record naming what they are,
+    as the binary refuses that file (a ``.jsonl`` file's on line 1)."""
     if isinstance(text, (bytes, bytearray)):
         rows = _native.label_bytes(bytes(text), path, profile)
     else:
@@ -301,12 +312,15 @@ def label(
     ``line`` say where it was read from (they give the record's ``path`` and
     the default ``id``: the file stem, ``stem:LINE`` for a JSONL line).
     ``profile="auto"`` chooses the profile by the model as the binary does.
+    Bytes at a file's start (no ``line``, or line 1) that are UTF-16/32 or
+    compressed raise the binary's error for that file (``PATH: UTF-16LE
+    text …, not UTF-8: not read …``).
     """
     if line is not None and not (
         isinstance(line, int) and not isinstance(line, bool) and 0 <= line < 2**64
     ):
         raise ToolgateError(f"line must be a line number (an integer from 0), not {line!r}")
-    text = _transcript_text(transcript)
+    text = _transcript_text(transcript, path, line)
     rows = _native.label_text(text, path, line, profile)
     if len(rows) != 1:
         raise ToolgateError(

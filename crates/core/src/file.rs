@@ -234,6 +234,12 @@ pub fn read_transcript_text(
     if let Some(why) = not_text(&bytes[..bytes.len().min(SNIFF_BYTES)]) {
         return Err(why);
     }
+    utf8_text(bytes)
+}
+
+/// The bytes of a transcript file as UTF-8 text, with the [`Fingerprint`]
+/// of what was read.
+pub(crate) fn utf8_text(bytes: Vec<u8>) -> Result<(String, Fingerprint), String> {
     let fingerprint = Fingerprint::of(&bytes);
     let text = String::from_utf8(bytes).map_err(|e| {
         format!(

@@ -8,7 +8,7 @@ pub use crate::file::{
     DEFAULT_MAX_FILE_SIZE, LoadError, LoadOptions, SNIFF_BYTES, compressed_name,
     is_transcript_file, not_text, open_transcript_file, read_transcript_file, read_transcript_text,
 };
-use crate::file::{compressed_reason, over_limit};
+use crate::file::{compressed_reason, over_limit, utf8_text};
 use crate::import;
 use crate::jsontext;
 use crate::strict;
@@ -88,19 +88,26 @@ fn walk(dir: &Path, files: &mut Vec<PathBuf>, errors: &mut Vec<LoadError>) {
                 subdirs.push(path);
             } else if is_transcript_file(&path) {
                 files.push(path);
-            } else if let Some(compression) = compressed_name(&path) {
-                // Named, not passed over: its transcripts would be missing
-                // from the batch without a word.
-                errors.push(LoadError {
-                    path,
-                    line: None,
-                    reason: compressed_reason(compression),
-                });
+            } else if let Some(e) = named_unread(&path) {
+                errors.push(e);
             }
         }
         // Push in reverse so that directories are visited in sorted order.
         stack.extend(subdirs.into_iter().rev());
     }
+}
+
+/// The error of a file a directory walk finds but does not read, though
+/// it holds transcripts: a compressed transcript file (`x.jsonl.gz`). Named,
+/// not passed over: its transcripts would be missing without a word. The
+/// walk ([`collect_files`]) and the inspector's watcher (a file created
+/// after its walk) both ask this.
+pub fn named_unread(path: &Path) -> Option<LoadError> {
+    compressed_name(path).map(|compression| LoadError {
+        path: path.to_path_buf(),
+        line: None,
+        reason: compressed_reason(compression),
+    })
 }
 
 /// Loads every transcript under `paths` (see [`collect_files`]), in a stable order.
@@ -411,16 +418,29 @@ pub fn load_file(path: &Path) -> Vec<Loaded> {
 /// [`load_file`] with options; also returns the [`Fingerprint`] of the text
 /// that was read (for [`write_labels_checked`]), `None` when it was not read.
 pub fn load_file_with(path: &Path, opts: &LoadOptions) -> (Vec<Loaded>, Option<Fingerprint>) {
-    match read_transcript_text(path, opts) {
+    let err = |line: Option<usize>, reason: String| {
+        let e = LoadError {
+            path: path.to_path_buf(),
+            line,
+            reason,
+        };
+        (vec![Err(e)], None)
+    };
+    let bytes = match read_transcript_file(path, opts) {
+        Ok(bytes) => bytes,
+        Err(reason) => return err(None, reason),
+    };
+    // A file [`not_text`] refuses is refused whole; a JSONL file on its
+    // line 1, as its line reader ([`JsonlBlocks`], which `label` streams
+    // it through) refuses it: the inspector, which loads through here,
+    // showed such a file without the line `label` names.
+    if let Some(why) = not_text(&bytes[..bytes.len().min(SNIFF_BYTES)]) {
+        let jsonl = path.extension().and_then(|e| e.to_str()) == Some("jsonl");
+        return err(jsonl.then_some(1), why);
+    }
+    match utf8_text(bytes) {
         Ok((text, fingerprint)) => (load_file_text(path, &text), Some(fingerprint)),
-        Err(reason) => (
-            vec![Err(LoadError {
-                path: path.to_path_buf(),
-                line: None,
-                reason,
-            })],
-            None,
-        ),
+        Err(reason) => err(None, reason),
     }
 }
 
@@ -1998,7 +2018,8 @@ mod tests {
                 assert_eq!(loaded.len(), 1, "{i}.{ext}: {loaded:?}");
                 let e = loaded[0].as_ref().unwrap_err();
                 assert!(e.reason.starts_with(why.as_str()), "{i}.{ext}: {e}");
-                assert_eq!(e.line, None);
+                // A JSONL file on its line 1, as its stream below.
+                assert_eq!(e.line, (ext == "jsonl").then_some(1), "{i}.{ext}");
             }
             // The JSONL stream: one error, on line 1, and nothing after it.
             let blocks: Vec<LineBlock> = JsonlBlocks::new(&bytes[..], 1 << 20).collect();

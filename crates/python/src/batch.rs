@@ -63,6 +63,13 @@ pub fn load_row(bytes: &[u8], path: &Path, line: Option<usize>, ends_file: bool)
             reason,
         })
     };
+    // A file of UTF-16 or a compressed one is refused at its start, as the
+    // binary refuses it (before its BOM or a torn line is looked for).
+    if starts_file(line)
+        && let Some(why) = load::not_text(&bytes[..bytes.len().min(load::SNIFF_BYTES)])
+    {
+        return err(why);
+    }
     let unmarked = if starts_file(line) {
         bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(bytes)
     } else {
@@ -95,7 +102,21 @@ const DETECT_LINES: usize = 4;
 /// binary's [`JsonlBlocks`]), so a line that is not UTF-8 is one error and
 /// the other lines are read; any other file that is not UTF-8 is one error
 /// for the whole file (`not valid UTF-8 (first bad byte at offset K)`).
+/// Bytes of UTF-16/32 or of a compressed file are refused whole, naming
+/// what they are ([`load::not_text`]).
 pub fn load_bytes(bytes: &[u8], path: &Path) -> Vec<Loaded> {
+    let jsonl = path.extension().and_then(|e| e.to_str()) == Some("jsonl");
+    if let Some(why) = load::not_text(&bytes[..bytes.len().min(load::SNIFF_BYTES)]) {
+        // Refused whole, as the binary refuses the file: a JSONL file on
+        // its line 1 (where its line reader stops), any other in one error.
+        // UTF-16 without a byte-order mark is valid UTF-8 (with NULs): the
+        // text path would have read it.
+        return vec![Err(LoadError {
+            path: path.to_path_buf(),
+            line: jsonl.then_some(1),
+            reason: why,
+        })];
+    }
     let not_utf8 = match std::str::from_utf8(bytes) {
         Ok(text) => return load::load_str(path, text),
         Err(e) => e,
@@ -110,7 +131,7 @@ pub fn load_bytes(bytes: &[u8], path: &Path) -> Vec<Loaded> {
             ),
         })]
     };
-    if path.extension().and_then(|e| e.to_str()) != Some("jsonl") {
+    if !jsonl {
         return whole();
     }
     // No size limit per line: a str given to `label_text` has none either.

@@ -1081,14 +1081,34 @@ fn detect_columns(
 /// not read (`{"path", "error", "schema_version"}`, by the binary's own
 /// writer): the Ray relabel writes it for a named file that is missing or
 /// is not a file, as the binary does, instead of leaving it out.
+/// `line`: the line of a JSONL file the error is on (the record's error
+/// then says `line N: ...`, as the binary's does).
 #[pyfunction]
-fn error_record(path: &str, reason: &str) -> String {
+#[pyo3(signature = (path, reason, line=None))]
+fn error_record(path: &str, reason: &str, line: Option<usize>) -> String {
     let e = toolgate_core::LoadError {
         path: PathBuf::from(path),
-        line: None,
+        line,
         reason: reason.to_string(),
     };
     jsonout::line(&jsonout::versioned(toolgate_batch::error_record(&e)))
+}
+
+/// Why a directory walk names the file at `path` though it reads nothing
+/// of it (a compressed transcript file, `x.jsonl.gz`: `load::named_unread`),
+/// `None` for any other file. The Ray relabel's walk asks this.
+#[pyfunction]
+fn named_unread(path: &str) -> Option<String> {
+    load::named_unread(Path::new(path)).map(|e| e.reason)
+}
+
+/// Why the binary refuses a file that starts with `head` as no UTF-8 text
+/// at all (UTF-16/32, compressed: `core::file::not_text`, which looks at
+/// its first bytes only), `None` when it does not. The Python readers of
+/// files' bytes (`label`, the Ray relabel) ask this rather than decoding.
+#[pyfunction]
+fn not_text(head: &[u8]) -> Option<String> {
+    load::not_text(&head[..head.len().min(load::SNIFF_BYTES)])
 }
 
 /// Adds up counts made by `detect_columns`.
@@ -1229,6 +1249,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(detect_columns, m)?)?;
     m.add_function(wrap_pyfunction!(merge_counts, m)?)?;
     m.add_function(wrap_pyfunction!(error_record, m)?)?;
+    m.add_function(wrap_pyfunction!(not_text, m)?)?;
+    m.add_function(wrap_pyfunction!(named_unread, m)?)?;
     m.add_function(wrap_pyfunction!(choose, m)?)?;
     m.add_function(wrap_pyfunction!(modes, m)?)?;
     m.add_function(wrap_pyfunction!(one_line, m)?)?;

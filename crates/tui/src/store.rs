@@ -227,6 +227,12 @@ impl Store {
                             if is_root || load::is_transcript_file(&path) {
                                 self.load_once(path.clone(), real, true);
                                 self.mark_changed(&path);
+                            } else if let Some(e) = load::named_unread(&path) {
+                                // As the startup walk names it (a
+                                // `x.jsonl.gz` created later was passed
+                                // over in silence); gone, it is forgotten.
+                                self.scan_errors.insert(path, e);
+                                self.dirty = true;
                             }
                         }
                     }

@@ -432,3 +432,82 @@ fn changed_transcripts_name_their_models_for_detection_again() {
         Some((vec![Some("zz-model".to_string())], vec![a]))
     );
 }
+
+/// `{"output": "hi"}` as PowerShell's `>` writes it: UTF-16LE after its
+/// byte-order mark, CRLF.
+fn utf16_jsonl() -> Vec<u8> {
+    let mut bytes = vec![0xff, 0xfe];
+    bytes.extend(
+        "{\"output\": \"hi\"}\r\n"
+            .encode_utf16()
+            .flat_map(u16::to_le_bytes),
+    );
+    bytes
+}
+
+const GZIP_REASON: &str = "gzip-compressed: not read (decompress it first, e.g. `gunzip -k`)";
+const UTF16_REASON: &str = "UTF-16LE text (byte-order mark FF FE), not UTF-8: not read (toolgate \
+    reads UTF-8; convert it first, e.g. `iconv -f UTF-16LE -t UTF-8`; PowerShell's `>` writes UTF-16)";
+
+/// Regression: a `x.jsonl.gz` created while the inspector ran was passed
+/// over in silence (the startup walk, and `label`, name it: its
+/// transcripts are not read), and a UTF-16 JSONL was listed without the
+/// line `label` names (`ps.jsonl:1: UTF-16LE text ...`). Each is listed as
+/// unreadable with `label`'s reason and line, as the inspector started on
+/// the same folder lists it; removed, it is forgotten.
+#[test]
+fn a_compressed_or_utf16_file_created_while_watching_is_listed_with_the_refusal() {
+    let (dir, mut app) = loaded(&one());
+    let gz = path_in(dir.path(), "more.jsonl.gz");
+    std::fs::write(&gz, [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3]).unwrap();
+    let utf16 = path_in(dir.path(), "ps.jsonl");
+    std::fs::write(&utf16, utf16_jsonl()).unwrap();
+    app.update(changed(gz.clone(), PathKind::File));
+    app.update(changed(utf16.clone(), PathKind::File));
+    settle(&mut app);
+    assert_eq!(ids(&app), ["first"]);
+    let listed = |app: &App| -> Vec<(std::path::PathBuf, Option<usize>, String)> {
+        app.unreadable
+            .iter()
+            .map(|e| (e.path.clone(), e.line, e.reason.clone()))
+            .collect()
+    };
+    assert_eq!(
+        listed(&app),
+        [
+            (gz.clone(), None, GZIP_REASON.to_string()),
+            (utf16.clone(), Some(1), UTF16_REASON.to_string()),
+        ]
+    );
+    // As an inspector started on the folder now lists them.
+    let mut fresh = App::new(
+        vec![(
+            std::fs::canonicalize(dir.path()).unwrap(),
+            "transcripts".into(),
+        )],
+        toolgate_tui::Replayer::modes(&Fake),
+        "default".into(),
+        "tag",
+    );
+    settle(&mut fresh);
+    assert_eq!(listed(&fresh), listed(&app));
+
+    // Counted, and listed on screen (the path, then the reason).
+    let text = screen(&render(&app, 300, 40));
+    assert!(text.contains("⚠ 2 unreadable"), "{text}");
+    keys(&mut app, "u");
+    let text = screen(&render(&app, 300, 40));
+    assert!(
+        text.contains(&format!("transcripts/more.jsonl.gz  {GZIP_REASON}")),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("transcripts/ps.jsonl:1  {UTF16_REASON}")),
+        "{text}"
+    );
+
+    std::fs::remove_file(&gz).unwrap();
+    app.update(changed(gz, PathKind::Gone));
+    settle(&mut app);
+    assert_eq!(listed(&app), [(utf16, Some(1), UTF16_REASON.to_string())]);
+}

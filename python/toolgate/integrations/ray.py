@@ -73,7 +73,12 @@ def shards(files: Sequence[Any], shard_lines: int = SHARD_LINES) -> list:
     binary reads it: one shard, ``whole``. An entry ``(path, reason)`` of
     `files` (see :func:`expand_checked`), or a file that cannot be read
     here, is a shard with ``error``: its record is the binary's error
-    record, in its place."""
+    record, in its place. So is a ``.jsonl`` file the binary refuses whole
+    (UTF-16/32, compressed: ``_native.not_text`` on its first bytes), its
+    error on line 1 (``first_line``) as the binary's is; every other
+    shard with ``error`` has ``first_line`` 0 (no line)."""
+    from toolgate import _native
+
     out = []
     for entry in files:
         if isinstance(entry, tuple):
@@ -95,6 +100,11 @@ def shards(files: Sequence[Any], shard_lines: int = SHARD_LINES) -> list:
         here = []
         try:
             with open(path, "rb") as fh:
+                why = _native.not_text(fh.read(8))
+                if why is not None:
+                    out.append(_shard(path, file, 0, 0, 1, error=why))
+                    continue
+                fh.seek(0)
                 for raw in fh:
                     at += len(raw)
                     count += 1
@@ -221,7 +231,7 @@ class LabelShards:
         tables = []
         for s in _rows(batch):
             if s.get("error") is not None:
-                tables.append(_error_table(s["path"], s["error"]))
+                tables.append(_error_table(s["path"], s["error"], s["first_line"] or None))
                 continue
             labels = tg_arrow.relabel_batch(
                 read_shard(s), profile=self.profile, choices=self.choices
@@ -232,15 +242,16 @@ class LabelShards:
         )
 
 
-def _error_table(path: str, reason: str) -> Any:
-    """The one row of a path that could not be read: the binary's error
-    record, every other column null."""
+def _error_table(path: str, reason: str, line: Optional[int] = None) -> Any:
+    """The one row of a path that could not be read (`line`: the line of
+    the file its error is on): the binary's error record, every other
+    column null."""
     import pyarrow as pa
 
     from toolgate import _native
 
     cols = {c: pa.array([None], pa.large_string()) for c in tg_arrow.COLUMNS}
-    cols["record"] = pa.array([_native.error_record(path, reason)], pa.large_string())
+    cols["record"] = pa.array([_native.error_record(path, reason, line)], pa.large_string())
     return pa.table(cols)
 
 
@@ -287,14 +298,25 @@ def expand(patterns: Iterable[str]) -> list:
 
 def _walk(directory: str) -> list:
     """The ``.json``/``.jsonl`` files under `directory`, in the binary's
-    order (sorted; a folder's files before its subfolders)."""
-    found = []
+    order (sorted; a folder's files before its subfolders), after an entry
+    ``(path, reason)`` for each file the binary's walk names without
+    reading it (``x.jsonl.gz``: ``_native.named_unread``), as the binary
+    lists a walk's errors before its files."""
+    from toolgate import _native
+
+    found, unread = [], []
     for root, dirs, names in os.walk(directory, followlinks=True):
         dirs.sort()
-        found += [os.path.join(root, n) for n in sorted(names)
-                  if n.endswith((".json", ".jsonl"))
-                  and os.path.isfile(os.path.join(root, n))]
-    return found
+        for n in sorted(names):
+            path = os.path.join(root, n)
+            if n.endswith((".json", ".jsonl")):
+                if os.path.isfile(path):
+                    found.append(path)
+            else:
+                why = _native.named_unread(path)
+                if why is not None:
+                    unread.append((path, why))
+    return unread + found
 
 
 def expand_checked(patterns: Iterable[str]) -> list:
@@ -302,7 +324,8 @@ def expand_checked(patterns: Iterable[str]) -> list:
     its ``.json``/``.jsonl`` files, as the binary walks it), in order, each
     real file once; a pattern that names nothing is an entry ``(pattern,
     reason)`` in its place (the binary's error record for a path it cannot
-    read), never left out."""
+    read), never left out, as is a compressed transcript file a directory
+    holds (:func:`_walk`)."""
     out, seen = [], set()
     for p in patterns:
         found = sorted(glob.glob(p, recursive=True)) if glob.has_magic(p) else (
@@ -332,6 +355,9 @@ def expand_checked(patterns: Iterable[str]) -> list:
             out.append((found[0], reason))
             continue
         for f in files:
+            if isinstance(f, tuple):
+                out.append(f)
+                continue
             real = os.path.realpath(f)
             if real not in seen:
                 seen.add(real)
