@@ -995,10 +995,11 @@ fn check(raw: RawFormat) -> Result<Declared, Fault> {
                             close: intern(&close),
                             key: intern(&key.0),
                             key_end: intern(&key.1),
-                            value: intern(&value.0),
+                            value: Some(intern(&value.0)),
                             value_end: intern(&value.1),
                             sep: separator.as_deref().map(intern),
                             block: section.as_ref().map(|(o, c)| (intern(o), intern(c))),
+                            json_values: false,
                         })),
                         separator,
                     }
