@@ -129,9 +129,12 @@ mod tests {
                 "naver-hyperclovax/HyperCLOVAX-SEED-Think-14B",
                 Some("hyperclovax_14b"),
             ),
-            // The 32B writes GLM's markup with JSON-quoted values: no row
-            // reads those values as written, so it is not mapped.
-            ("naver-hyperclovax/HyperCLOVAX-SEED-Think-32B", None),
+            // The 32B writes GLM's markup with JSON-encoded values: its own
+            // mode, which reads them as JSON first.
+            (
+                "naver-hyperclovax/HyperCLOVAX-SEED-Think-32B",
+                Some("hyperclovax_seed_think"),
+            ),
         ];
         for (model, mode) in cases {
             assert_eq!(mode_for_model(model).map(|m| m.0), mode, "{model}");
