@@ -18,7 +18,9 @@
 //! declared formats: `engine = "tagged_parameters"` with `key` and `value`
 //! pairs): a name after the call opener, then key and value tags. Its
 //! parameter loop and value reader are `params`'s; the rows glm,
-//! hunyuan, longcat_xml and hy_v4 configure it.
+//! hunyuan, longcat_xml, hy_v4, iquest_coder_v2, hyperclovax_seed_think
+//! (values read as JSON first), k2_horizon and solar_open2 (no value
+//! opener: the key's closer opens the value) configure it.
 //!
 //! # Wire format
 //!
