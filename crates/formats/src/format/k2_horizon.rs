@@ -76,11 +76,11 @@ pub(crate) const FORMAT: Def = Def {
         opener: cat!(SECTION, OPEN),
         separator: Some(KEY),
         closers: &[VALUE_END, CLOSE, SECTION_END],
-        // Calls count only inside the group: a call cut off is cut inside
-        // it, and a candidate begins at the group's opener.
-        blocks: &[(SECTION, SECTION_END)],
+        // The group's and the call's pairs and openers, as HY v4's row and
+        // a declared key/value format with a `section` have them.
+        blocks: &[(SECTION, SECTION_END), (OPEN, CLOSE)],
         parameter: Some((cat!(KEY, "KEY", KEY_END, VALUE), VALUE_END)),
-        openers: Some(&[SECTION]),
+        openers: Some(&[SECTION, OPEN]),
         payload: PayloadKind::TaggedValues,
         conventions: "name right after <ifm|tool_call>, then <ifm|arg_key>k</ifm|arg_key><ifm|arg_value>v</ifm|arg_value> pairs; calls count only inside <ifm|tool_calls>; the json and xml_typed shapes a request may ask for are not read",
         ..NO_EXTRAS
