@@ -40,7 +40,7 @@
 //! | `section` | `name_then_json`, `tagged_parameters` | `[opener, closer]` of the block holding the calls (key/value: calls count only inside it, unless a `separator` is given) |
 //! | `parameter` | `tagged_parameters` attribute, function block | `['<arg name="KEY">', '</arg>']`; function block: `['<parameter=KEY>', '</parameter>']` |
 //! | `key`, `value` | `tagged_parameters` key/value | `["<k>", "</k>"]`, `["<v>", "</v>"]` |
-//! | `typing` | `tagged_parameters` attribute | `schema` (default), `string_attr` (DSML's `string="true"`), `type_attr` (`type="string"`) |
+//! | `typing` | `tagged_parameters` attribute, key/value | attribute: `schema` (default), `string_attr` (DSML's `string="true"`), `type_attr` (`type="string"`); key/value: `schema` (default), `json` (each value read as JSON first, text that is not JSON a string: HyperCLOVAX-SEED-Think) |
 //! | `json_body` | `tagged_parameters` attribute | the call's body may be a JSON object instead of parameters (DSML) |
 //! | `json_body_tags` | `tagged_parameters` attribute | `[opener, closer]` of a JSON block that may stand instead of the parameters, holding one JSON object (Kimi K3's `<\|open\|>json type="object"<\|sep\|>`); only blank text may follow it |
 //! | `xml_text` | `tagged_parameters` attribute | values are XML text: entities decoded, `<![CDATA[…]]>` literal |
@@ -951,8 +951,28 @@ fn check(raw: RawFormat) -> Result<Declared, Fault> {
                     }
                 }
                 (None, Some(key), Some(value)) => {
-                    absent(engine, &attribute_flags)?;
+                    // `typing` is the one attribute-spelling field the
+                    // key/value engine takes: `json` reads values as JSON
+                    // first (HyperCLOVAX-SEED-Think's row).
+                    let others: Vec<_> = attribute_flags
+                        .iter()
+                        .filter(|(f, _)| *f != "typing")
+                        .copied()
+                        .collect();
+                    absent(engine, &others)?;
                     absent(engine, &bare_flag)?;
+                    let json_values = match raw.typing.as_deref() {
+                        None | Some("schema") => false,
+                        Some("json") => true,
+                        Some(other) => {
+                            return Err(fault(
+                                "typing",
+                                format!(
+                                    "unknown typing `{other}` for `key` and `value`: one of schema, json"
+                                ),
+                            ));
+                        }
+                    };
                     let open = non_empty("opener", bare(&opener))?;
                     for (field, t) in [
                         ("key", &key.0),
@@ -984,7 +1004,11 @@ fn check(raw: RawFormat) -> Result<Declared, Fault> {
                         blocks,
                         openers,
                         section_only: separator.is_none(),
-                        conventions: "the tool name after the opener; key/value pairs, values typed by the tool schema",
+                        conventions: if json_values {
+                            "the tool name after the opener; key/value pairs, values read as JSON first"
+                        } else {
+                            "the tool name after the opener; key/value pairs, values typed by the tool schema"
+                        },
                         parameter: Some((
                             format!("{}KEY{}{}", key.0, key.1, value.0),
                             value.1.clone(),
@@ -995,10 +1019,11 @@ fn check(raw: RawFormat) -> Result<Declared, Fault> {
                             close: intern(&close),
                             key: intern(&key.0),
                             key_end: intern(&key.1),
-                            value: intern(&value.0),
+                            value: Some(intern(&value.0)),
                             value_end: intern(&value.1),
                             sep: separator.as_deref().map(intern),
                             block: section.as_ref().map(|(o, c)| (intern(o), intern(c))),
+                            json_values,
                         })),
                         separator,
                     }
@@ -1411,6 +1436,23 @@ mod tests {
             kind(&d, text, Strictness::Strict, false),
             Some(FailureKind::Malformed)
         );
+    }
+
+    /// Stop 49: `typing = "json"` is the key/value engine's `json_values`
+    /// (the `hyperclovax_seed_think` row): a JSON string is its text, a
+    /// bare word stays that word; without it the quotes stay.
+    #[test]
+    fn key_value_typing_json_reads_values_as_json_first() {
+        let text = "<fn>f<sep><k>a</k><v>\"x y\"</v><k>b</k><v>word</v><k>c</k><v>[1]</v></fn>";
+        let json = one(&decl("acme_kv").replace("closer =", "typing = \"json\"\ncloser ="));
+        let found = run(&json, text, Strictness::Strict, false);
+        assert_eq!(
+            serde_json::json!(found[0].call().unwrap().arguments),
+            serde_json::json!({"a": "x y", "b": "word", "c": [1]})
+        );
+        let schema = one(decl("acme_kv"));
+        let found = run(&schema, text, Strictness::Strict, false);
+        assert_eq!(found[0].call().unwrap().arguments["a"], "\"x y\"");
     }
 
     #[test]
@@ -1860,6 +1902,12 @@ mod tests {
                 Some("acme_xml"),
                 Some("typing"),
                 "unknown typing `json`",
+            ),
+            (
+                decl("acme_kv").replace("closer =", "typing = \"string_attr\"\ncloser ="),
+                Some("acme_kv"),
+                Some("typing"),
+                "unknown typing `string_attr` for `key` and `value`: one of schema, json",
             ),
             (
                 decl("acme_kv").replace("closer =", "name_attr = \"tool\"\ncloser ="),

@@ -129,9 +129,34 @@ mod tests {
                 "naver-hyperclovax/HyperCLOVAX-SEED-Think-14B",
                 Some("hyperclovax_14b"),
             ),
-            // The 32B writes GLM's markup with JSON-quoted values: no row
-            // reads those values as written, so it is not mapped.
-            ("naver-hyperclovax/HyperCLOVAX-SEED-Think-32B", None),
+            // The 32B writes GLM's markup with JSON-encoded values: its own
+            // mode, which reads them as JSON first.
+            (
+                "naver-hyperclovax/HyperCLOVAX-SEED-Think-32B",
+                Some("hyperclovax_seed_think"),
+            ),
+        ];
+        for (model, mode) in cases {
+            assert_eq!(mode_for_model(model).map(|m| m.0), mode, "{model}");
+        }
+    }
+
+    /// Stop 49: the families of the three vLLM parsers read since.
+    #[test]
+    fn stop_49_vllm_families_map_to_their_modes() {
+        let cases = [
+            ("k2-horizon", Some("k2_horizon")),
+            ("solar-open2", Some("solar_open2")),
+            ("upstage/Solar-Open-2-Instruct", Some("solar_open2")),
+            // The 14B keeps its own header format: the longer fragment.
+            (
+                "naver-hyperclovax/HyperCLOVAX-SEED-Think-14B",
+                Some("hyperclovax_14b"),
+            ),
+            (
+                "naver-hyperclovax/HyperCLOVAX-SEED-Think-32B",
+                Some("hyperclovax_seed_think"),
+            ),
         ];
         for (model, mode) in cases {
             assert_eq!(mode_for_model(model).map(|m| m.0), mode, "{model}");

@@ -696,6 +696,8 @@ fn a_broken_call_in_the_row_s_own_markup_is_malformed_not_another_family() {
     const G: &str = "<|message_sep|>\n\nfunction call<|role_sep|>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n";
     const H: &str = "<tool_calls><tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>\n";
     const L: &str = "<longcat_tool_call>get_weather\n<longcat_arg_key>city</longcat_arg_key>\n<longcat_arg_value>Paris</longcat_arg_value>\n</longcat_tool_call>\n";
+    const K2: &str = "<ifm|tool_calls><ifm|tool_call>get_weather<ifm|arg_key>city</ifm|arg_key><ifm|arg_value>Paris</ifm|arg_value></ifm|tool_call>\n";
+    const SO: &str = "<|tool_call:start|>get_weather\n<|tool_arg:start|>city<|tool_arg:value|>Paris<|tool_arg:end|>\n<|tool_call:end|>\n";
     const S: &str = "<seed:tool_call>\n<function=get_weather>\n<parameter=city>Paris</parameter>\n</function>\n</seed:tool_call>\n";
     let cases: Vec<(&str, String, String)> = vec![
         // GLM: a value without its key; GLM-4-0414's `NAME\n{json}`.
@@ -734,6 +736,14 @@ fn a_broken_call_in_the_row_s_own_markup_is_malformed_not_another_family() {
         ("hy_v4", H.into(), "<tool_call>rm -rf /</tool_call></tool_calls>".into()),
         ("longcat_xml", L.into(), "<longcat_tool_call>delete_all path=/</longcat_tool_call>".into()),
         ("longcat_xml", L.into(), "<longcat_tool_call>rm -rf /</longcat_tool_call>".into()),
+        ("hyperclovax_seed_think", W.into(), "<tool_call>delete_all path=/</tool_call>".into()),
+        ("k2_horizon", K2.into(), "<ifm|tool_call>delete_all path=/</ifm|tool_call></ifm|tool_calls>".into()),
+        ("k2_horizon", K2.into(), "<ifm|tool_call>rm -rf /</ifm|tool_call></ifm|tool_calls>".into()),
+        ("solar_open2", SO.into(), "<|tool_call:start|>delete_all path=/<|tool_call:end|>".into()),
+        ("solar_open2", SO.into(), "<|tool_call:start|>rm -rf /<|tool_call:end|>".into()),
+        // A value without its key (the key/value rows' own markup).
+        ("k2_horizon", K2.into(), "<ifm|tool_call>delete_all<ifm|arg_value>/</ifm|arg_value></ifm|tool_call></ifm|tool_calls>".into()),
+        ("solar_open2", SO.into(), "<|tool_call:start|>delete_all\n<|tool_arg:value|>/<|tool_arg:end|>\n<|tool_call:end|>".into()),
         // Seed-OSS: words in its wrapper.
         ("seed_oss", S.into(), "<seed:tool_call>delete_all path=/</seed:tool_call>".into()),
         // GigaChat: its role header (a special token, though not `<`-led)
@@ -1027,7 +1037,15 @@ const NO_CLOSER: Stray = Stray::No(
 /// SGLang's GLM parsers, which read a call only between `<tool_call>` and
 /// `</tool_call>`; with its key tag, closer or (Hunyuan) `<tool_sep>` it is
 /// the row's call markup and `malformed_json` like every other case.
-const NAME_ALONE_IS_TEXT: &[&str] = &["glm", "longcat_xml", "hy_v4", "iquest_coder_v2"];
+const NAME_ALONE_IS_TEXT: &[&str] = &[
+    "glm",
+    "longcat_xml",
+    "hy_v4",
+    "iquest_coder_v2",
+    "hyperclovax_seed_think",
+    "k2_horizon",
+    "solar_open2",
+];
 
 /// Every row, and how the concept meets it.
 const STRAY: &[(&str, Stray)] = &[
@@ -1127,6 +1145,18 @@ const STRAY: &[(&str, Stray)] = &[
     (
         "iquest_coder_v2",
         Stray::Call("<iquestcoder_tool_call>", "</iquestcoder_tool_call>"),
+    ),
+    (
+        "hyperclovax_seed_think",
+        Stray::Call("<tool_call>", "</tool_call>"),
+    ),
+    (
+        "k2_horizon",
+        Stray::Call("<ifm|tool_call>", "</ifm|tool_call>"),
+    ),
+    (
+        "solar_open2",
+        Stray::Call("<|tool_call:start|>", "<|tool_call:end|>"),
     ),
     ("qwen_xml", Stray::Call("<function=", "</function>")),
     ("seed_oss", Stray::Call("<function=", "</function>")),

@@ -718,6 +718,96 @@ fn cases() -> Vec<Case> {
             Pass,
             Some(json!([["get_weather", {"city": "12345", "days": 3}]])),
         ),
+        // Stop 49: the three vLLM parsers CONFORMANCE listed as not read.
+        case(
+            "vllm:test_hyperclovax_seed_think_tool_parser.py:test_single_tool_call",
+            "hyperclovax_seed_think",
+            "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>\"Lyon\"</arg_value>\n<arg_key>units</arg_key>\n<arg_value>\"celsius\"</arg_value>\n</tool_call>",
+            W,
+            Pass,
+            Pass,
+            Some(json!([["get_weather", {"city": "Lyon", "units": "celsius"}]])),
+        ),
+        case(
+            "vllm:test_hyperclovax_seed_think_tool_parser.py:test_arg_value_falls_back_to_raw_string",
+            "hyperclovax_seed_think",
+            "I'll check.<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Lyon</arg_value>\n</tool_call>",
+            W,
+            Pass,
+            Pass,
+            Some(json!([["get_weather", {"city": "Lyon"}]])),
+        ),
+        // Deliberate: an empty call is `malformed` (vLLM: content).
+        case(
+            "vllm:test_hyperclovax_seed_think_tool_parser.py:test_malformed_tool_call_falls_back_to_content",
+            "hyperclovax_seed_think",
+            "<tool_call>\n</tool_call>",
+            W,
+            MalformedJson,
+            MalformedJson,
+            None,
+        ),
+        case(
+            "vllm:test_k2_horizon_tool_parser.py:test_xml_default_parses_multiple_calls_and_coerces_schema",
+            "k2_horizon",
+            "Before <ifm|tool_calls><ifm|tool_call>get_weather<ifm|arg_key>city</ifm|arg_key><ifm|arg_value>123</ifm|arg_value><ifm|arg_key>days</ifm|arg_key><ifm|arg_value>3</ifm|arg_value></ifm|tool_call>\n<ifm|tool_call>now</ifm|tool_call></ifm|tool_calls> after.",
+            Some(&["get_weather", "now"]),
+            Pass,
+            Pass,
+            Some(json!([["get_weather", {"city": "123", "days": 3}], ["now", {}]])),
+        ),
+        // Deliberate: the xml_typed shape (a request's choice extraction
+        // does not see) is a broken call in the default shape; vLLM's
+        // default `xml` refuses it too (content).
+        case(
+            "vllm:test_k2_horizon_tool_parser.py:test_mismatched_formats_fail_closed (typed)",
+            "k2_horizon",
+            "<ifm|tool_calls><ifm|tool_call>get_weather<ifm|arg_key>city</ifm|arg_key><ifm|arg_type>string</ifm|arg_type><ifm|arg_value>Lyon</ifm|arg_value></ifm|tool_call></ifm|tool_calls>",
+            W,
+            MalformedJson,
+            MalformedJson,
+            None,
+        ),
+        // Deliberate: SPEC §9, a missing closer is `truncation` (vLLM: content).
+        case(
+            "vllm:test_k2_horizon_tool_parser.py:test_malformed_and_incomplete_input_is_content",
+            "k2_horizon",
+            "<ifm|tool_calls><ifm|tool_call>get_weather</ifm|tool_call>",
+            W,
+            Truncation,
+            Truncation,
+            None,
+        ),
+        case(
+            "vllm:test_solar_open2_tool_parser.py:test_multiple_arguments_with_schema",
+            "solar_open2",
+            "Let me check.<|tool_call:start|>get_weather\n<|tool_arg:start|>city<|tool_arg:value|>Lyon<|tool_arg:end|>\n<|tool_arg:start|>days<|tool_arg:value|>5<|tool_arg:end|>\n<|tool_call:end|>",
+            W,
+            Pass,
+            Pass,
+            Some(json!([["get_weather", {"city": "Lyon", "days": 5}]])),
+        ),
+        // Deliberate: a value without its `<|tool_arg:end|>` is `malformed`
+        // (vLLM reads `oops` and runs both calls).
+        case(
+            "vllm:test_solar_open2_tool_parser.py:test_dropped_arg_end_does_not_swallow_later_calls",
+            "solar_open2",
+            "<|tool_call:start|>get_weather\n<|tool_arg:start|>city<|tool_arg:value|>oops<|tool_call:end|><|tool_call:start|>get_weather\n<|tool_arg:start|>city<|tool_arg:value|>Lyon<|tool_arg:end|>\n<|tool_call:end|>",
+            Some(&["get_weather", "get_weather"]),
+            MalformedJson,
+            MalformedJson,
+            None,
+        ),
+        // Deliberate: a key given twice is ambiguous (vLLM keeps the first).
+        case(
+            "vllm:test_solar_open2_tool_parser.py:test_repeated_argument_name_keeps_first_value",
+            "solar_open2",
+            "<|tool_call:start|>get_weather\n<|tool_arg:start|>city<|tool_arg:value|>Lyon<|tool_arg:end|>\n<|tool_arg:start|>city<|tool_arg:value|>Ghent<|tool_arg:end|>\n<|tool_call:end|>",
+            W,
+            MalformedJson,
+            MalformedJson,
+            None,
+        ),
         // Deliberate (stop 48): SPEC §9, a missing closer is `truncation`.
         case(
             "vllm:test_gemma4_regex_and_bare_calls.py:<turn|> instead of <tool_call|>",
@@ -779,7 +869,9 @@ fn cases() -> Vec<Case> {
             None,
         ),
         // Deliberate: HyperCLOVAX writes JSON-quoted values in GLM's markup;
-        // `glm` keeps a string parameter's text as written (SPEC §9).
+        // `glm` keeps a string parameter's text as written (SPEC §9): the
+        // 32B's own mode, `hyperclovax_seed_think`, reads them as JSON
+        // (below).
         case(
             "vllm:test_hyperclovax_seed_think_tool_parser.py:JSON-quoted arg_value",
             "glm",

@@ -23,10 +23,11 @@ pub(crate) const GLM_TOKENS: Tokens<'static> = Tokens {
     close: CLOSE,
     key: KEY,
     key_end: KEY_END,
-    value: VALUE,
+    value: Some(VALUE),
     value_end: VALUE_END,
     sep: None,
     block: None,
+    json_values: false,
 };
 
 /// The key/value engine ([`glm`], which also reads Hunyuan's and LongCat's

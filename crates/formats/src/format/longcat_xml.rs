@@ -29,10 +29,11 @@ pub(crate) const LONGCAT_XML_TOKENS: Tokens<'static> = Tokens {
     close: CLOSE,
     key: "<longcat_arg_key>",
     key_end: "</longcat_arg_key>",
-    value: "<longcat_arg_value>",
+    value: Some("<longcat_arg_value>"),
     value_end: "</longcat_arg_value>",
     sep: None,
     block: None,
+    json_values: false,
 };
 
 /// The `longcat_xml` extractor: the key/value engine with LongCat's tokens.

@@ -18,7 +18,9 @@
 //! declared formats: `engine = "tagged_parameters"` with `key` and `value`
 //! pairs): a name after the call opener, then key and value tags. Its
 //! parameter loop and value reader are `params`'s; the rows glm,
-//! hunyuan, longcat_xml and hy_v4 configure it.
+//! hunyuan, longcat_xml, hy_v4, iquest_coder_v2, hyperclovax_seed_think
+//! (values read as JSON first), k2_horizon and solar_open2 (no value
+//! opener: the key's closer opens the value) configure it.
 //!
 //! # Wire format
 //!
@@ -74,9 +76,18 @@ pub(crate) struct Tokens<'a> {
     /// The key opener and closer.
     pub key: &'a str,
     pub key_end: &'a str,
-    /// The value opener and closer.
-    pub value: &'a str,
+    /// The value opener (`None`: the key's closer opens the value, Solar
+    /// Open 2's `<|tool_arg:start|>k<|tool_arg:value|>v<|tool_arg:end|>`;
+    /// the value then starts right after it, whitespace included) and the
+    /// value closer.
+    pub value: Option<&'a str>,
     pub value_end: &'a str,
+    /// Whether values are JSON text (HyperCLOVAX-SEED-Think's
+    /// `<arg_value>"Seoul"</arg_value>`): each is read as JSON first and
+    /// text that is not JSON stays a string, as DSML's `string="false"`
+    /// ([`Read::Json`]); otherwise values are typed by the tool's schema
+    /// ([`Read::Schema`], SPEC §9).
+    pub json_values: bool,
     /// A separator that must follow the name (Hunyuan's `<tool_sep>`): calls
     /// without it are skipped (but see `block`); without a separator, calls
     /// with `<tool_sep>` are skipped (another family's).
@@ -233,8 +244,9 @@ struct Finders<'a> {
 fn own_markup(t: &Tokens, text: &str) -> Option<usize> {
     memchr::memchr_iter(b'<', text.as_bytes()).find(|&i| {
         let rest = &text[i..];
-        [t.key, t.key_end, t.value, t.value_end, t.open, t.close]
+        [t.key, t.key_end, t.value_end, t.open, t.close]
             .iter()
+            .chain(&t.value)
             .any(|m| rest.starts_with(m))
     })
 }
@@ -268,7 +280,8 @@ fn call(
         let end = f.resume(text, name_start);
         let what = format!(
             "the arguments of `{head}` are JSON, not `{}`/`{}` pairs",
-            t.key, t.value
+            t.key,
+            t.value.unwrap_or(t.key_end)
         );
         let name = Some(head.to_string());
         return Some(broken_call(mode, text, (at, end), name, (name_start, what)));
@@ -318,8 +331,9 @@ fn call(
         } else {
             return None;
         }
-    } else if [t.key_end, t.value, t.value_end]
+    } else if [t.key_end, t.value_end]
         .iter()
+        .chain(&t.value)
         .any(|m| rest.starts_with(m))
     {
         // This format's own parameter markup, but not a key (`<arg_value>`
@@ -414,17 +428,23 @@ impl Markup for Finders<'_> {
             return Err(Stop::Cut("an argument key".into()));
         };
         let key = text[kstart..kend].trim().to_string();
-        let p = skip_ws(b, kend + t.key_end.len());
-        let rest = &text[p..];
-        if rest.is_empty() || is_cut_token(rest, &[t.value]) {
-            return Err(Stop::Cut("a tool call".into()));
-        }
-        if !rest.starts_with(t.value) {
-            let end = self.resume(text, p);
-            let e = malformed(p, format!("argument `{key}` has no `{}`", t.value));
-            return Err(Stop::Malformed(end, e));
-        }
-        let vstart = p + t.value.len();
+        let (p, vstart) = match t.value {
+            // The key's closer opened the value: it starts right there.
+            None => (kend, kend + t.key_end.len()),
+            Some(value) => {
+                let p = skip_ws(b, kend + t.key_end.len());
+                let rest = &text[p..];
+                if rest.is_empty() || is_cut_token(rest, &[value]) {
+                    return Err(Stop::Cut("a tool call".into()));
+                }
+                if !rest.starts_with(value) {
+                    let end = self.resume(text, p);
+                    let e = malformed(p, format!("argument `{key}` has no `{value}`"));
+                    return Err(Stop::Malformed(end, e));
+                }
+                (p, p + value.len())
+            }
+        };
         let vend = self.tags.param_end.from(vstart);
         let close = self.tags.close.from(vstart);
         let v = match (vend, close) {
@@ -456,7 +476,11 @@ impl Markup for Finders<'_> {
             key,
             at: kstart,
             value: (vstart, v),
-            read: Read::Schema,
+            read: if t.json_values {
+                Read::Json
+            } else {
+                Read::Schema
+            },
             next: v + t.value_end.len(),
         })
     }

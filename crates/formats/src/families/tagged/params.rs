@@ -6,7 +6,7 @@
 //!
 //! | markup | engine file | rows |
 //! |---|---|---|
-//! | `<arg_key>k</arg_key><arg_value>v</arg_value>` (key/value) | [`super::glm`] | glm, hunyuan, longcat_xml, hy_v4 |
+//! | `<arg_key>k</arg_key><arg_value>v</arg_value>` (key/value) | [`super::glm`] | glm, hunyuan, longcat_xml, hy_v4, iquest_coder_v2, hyperclovax_seed_think, k2_horizon, solar_open2 |
 //! | `<parameter=k>v</parameter>` | [`super::qwen_xml`] | qwen_xml, seed_oss |
 //! | `<parameter name="k">v</parameter>`, `<k>v</k>` (invoke) | [`super::invoke`] | deepseek_dsml, minimax_m2, step3, minicpm5, atem, kimi_k3, minimax_m3, deepseek_dsml_plain |
 //!
