@@ -488,6 +488,32 @@ def test_a_second_legacy_name_is_part_of_the_name_not_a_rename():
     assert "function_call" not in last["delta"] and last["finish_reason"] == "stop"
 
 
+def test_a_legacy_name_repeated_in_every_fragment_is_read_once():
+    # Stop 49: a legacy ``function_call`` repeating its name in every
+    # fragment (as MiniMax through NVIDIA NIM does for ``tool_calls``) was
+    # ``get_weatherget_weatherget_weather``, a correct call rejected as
+    # ``wrong_tool``; its name is read by the rule of every streamed call
+    # (``CallSlots.place_legacy``), as the proxy and the importer read it.
+    from litellm.types.utils import Delta, ModelResponseStream, StreamingChoices
+
+    def piece(arguments, finish=None):
+        return ModelResponseStream(id="c", model="m", choices=[StreamingChoices(
+            index=0, finish_reason=finish, delta=Delta(function_call={
+                "name": "get_weather", "arguments": arguments}))])
+
+    out, error = run_stream([piece(""), piece('{"city": '), piece('"Paris"}'),
+                             chunk(finish="function_call")],
+                            data={"model": "m", "functions": [TOOLS[0]["function"]]},
+                            profile="hermes")
+    assert error is None
+    v = out[-1]._hidden_params["toolgate"][0]
+    assert (v["decision"], v["label"]) == ("execute", "pass"), v
+    served = [ch.choices[0].delta.function_call for ch in out
+              if ch.choices and ch.choices[0].delta.function_call]
+    assert [(f.name, f.arguments) for f in served] == [("get_weather", '{"city": "Paris"}')]
+    assert finishes(out) == ["function_call"]
+
+
 def test_a_missing_tool_call_index_is_its_position_and_a_null_one_is_refused():
     # A missing index reads as the call's position in the delta (0), so
     # both deltas build one call; the first id stands (a later fragment's

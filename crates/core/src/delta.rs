@@ -43,6 +43,24 @@ pub struct Fragment<'a> {
     pub arguments: Option<&'a str>,
 }
 
+impl<'a> Fragment<'a> {
+    /// A legacy `delta.function_call` (the pre-`tools` API): its choice's
+    /// one legacy call, placed in [`CallSlots`] of its own (after the
+    /// `tool_calls`) at `index` 0 without an id, so every delta continues
+    /// that one call and its name is read by the rule of every streamed
+    /// call ([`CallSlots::name`]: a name repeated in every fragment is
+    /// read once). Its `arguments` text, when a string.
+    pub fn legacy(name: Option<&'a str>, arguments: Option<&'a str>) -> Fragment<'a> {
+        Fragment {
+            index: Some(0),
+            position: 0,
+            id: None,
+            name: name.filter(|n| !n.is_empty()),
+            arguments,
+        }
+    }
+}
+
 /// Where a fragment goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Placed {
@@ -308,5 +326,29 @@ mod tests {
         s.place(&frag(Some(0), Some("b"), Some("rm"), Some("}")), 10);
         assert_eq!(s.len(), 1);
         assert_eq!(s.name(0), "wrm");
+    }
+
+    #[test]
+    fn a_legacy_function_call_is_one_call_named_by_the_same_rule() {
+        let mut s = CallSlots::default();
+        for (i, (name, args)) in [
+            (Some("get_weather"), Some("")),
+            (Some("get_weather"), Some(r#"{"city":"Paris"}"#)),
+            // Whole arguments again, and another name: still that call.
+            (Some("get_weather"), Some("{}")),
+            (Some("rm"), None),
+            (Some(""), None),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let first = i == 0;
+            assert_eq!(
+                s.place(&Fragment::legacy(name, args), 1),
+                Placed::Call { n: 0, new: first }
+            );
+        }
+        assert_eq!(s.len(), 1);
+        assert_eq!(s.name(0), "get_weatherrm");
     }
 }

@@ -593,6 +593,26 @@ impl CallSlots {
         }
     }
 
+    /// Places one streamed legacy `function_call` delta (its non-empty
+    /// `name`, its `arguments` text) as its choice's one call
+    /// ([`toolgate_core::delta::Fragment::legacy`]): call 0, its name by
+    /// [`CallSlots::name`]. Use a `CallSlots` of its own for it.
+    #[pyo3(signature = (name=None, arguments=None))]
+    fn place_legacy(
+        &self,
+        name: Option<&Bound<'_, PyString>>,
+        arguments: Option<&Bound<'_, PyString>>,
+    ) -> PyResult<()> {
+        use toolgate_core::delta::{Fragment, Placed, UNPLACEABLE};
+        let fragment = Fragment::legacy(utf8_opt(name, "name")?, utf8_opt(arguments, "arguments")?);
+        let mut slots = self.slots.lock().map_err(|_| err(INTERNAL))?;
+        match slots.place(&fragment, 1) {
+            Placed::Call { n: 0, .. } => Ok(()),
+            // Never: at index 0 without an id every delta is call 0.
+            _ => Err(err(UNPLACEABLE)),
+        }
+    }
+
     /// Call `n`'s name: its first name piece and every later one that is
     /// not that name repeated, joined.
     fn name(&self, n: usize) -> PyResult<String> {

@@ -283,18 +283,6 @@ def _says_something(delta: dict) -> bool:
     return bool(delta.get("tool_calls")) or delta.get("function_call") is not None
 
 
-def _append_pieces(into: dict, function: Any) -> None:
-    """Concatenates the string ``name`` and ``arguments`` of a streamed
-    function piece onto `into` (anything else is ignored, as the proxy
-    ignores it)."""
-    if function is None:
-        return
-    for key in ("name", "arguments"):
-        piece = _get(function, key)
-        if isinstance(piece, str):
-            into[key] += piece
-
-
 class _Choice:
     """One choice being judged: its text through toolgate's stream parser
     (so that prose can be forwarded while it streams), its native calls,
@@ -326,6 +314,9 @@ class _Choice:
         self.has_list = False
         self.native_objects: list = []  # the upstream's own objects (non-streamed)
         self.legacy: Optional[dict] = None
+        # The streamed legacy call's name, by the rule of every streamed
+        # call (``_native.CallSlots.place_legacy``).
+        self.legacy_slots = _native.CallSlots()
         self.finish: Optional[str] = None
 
     def feed(self, text: str) -> str:
@@ -385,10 +376,20 @@ class _Choice:
 
     def add_legacy_delta(self, delta: Any) -> None:
         """Adds one streamed legacy ``function_call`` as ``toolgate proxy``
-        does: ``name`` and ``arguments`` pieces concatenated."""
+        and the importer do: its one call, named by the rule of every
+        streamed call (``_native.CallSlots.place_legacy``: a name repeated
+        in every fragment is read once, another joins it), ``arguments``
+        pieces concatenated (anything but strings is ignored, as the proxy
+        ignores it)."""
         if self.legacy is None:
             self.legacy = {"name": "", "arguments": ""}
-        _append_pieces(self.legacy, delta)
+        name = _get(delta, "name")
+        arguments = _get(delta, "arguments")
+        self.legacy_slots.place_legacy(name if isinstance(name, str) else None,
+                                       arguments if isinstance(arguments, str) else None)
+        self.legacy["name"] = self.legacy_slots.name(0)
+        if isinstance(arguments, str):
+            self.legacy["arguments"] += arguments
 
     def end(self) -> dict:
         """The decision on the whole choice: the verdict and what is served
