@@ -283,6 +283,19 @@ def _says_something(delta: dict) -> bool:
     return bool(delta.get("tool_calls")) or delta.get("function_call") is not None
 
 
+def _fills_index(delta: Any) -> bool:
+    """Whether `delta` is litellm's ``Delta``, whose constructor sets a
+    tool call's missing ``index`` to its position in the list (0 for a
+    server that sends each call whole in a delta of its own without
+    ``index``): its indexes may be that filler, not the upstream's, and
+    are placed as ``_native.CallSlots`` places a filled one."""
+    try:
+        from litellm.types.utils import Delta
+    except ImportError:  # pragma: no cover - a delta cannot be one then
+        return False
+    return isinstance(delta, Delta)
+
+
 class _Choice:
     """One choice being judged: its text through toolgate's stream parser
     (so that prose can be forwarded while it streams), its native calls,
@@ -328,7 +341,7 @@ class _Choice:
         self.forwarded += len(shown)
         return shown
 
-    def add_native_delta(self, delta: Any, position: int = 0) -> None:
+    def add_native_delta(self, delta: Any, position: int = 0, index_filled: bool = False) -> None:
         """Adds one streamed ``tool_calls`` entry, assembled exactly as
         ``toolgate proxy`` assembles it, so both judge the same set: the
         proxy's and the importer's rule (``_native.CallSlots``) says which
@@ -338,6 +351,8 @@ class _Choice:
         each at index 0, or without index, each whole in one delta) — and
         its name (a second name joins the first, never a rename the
         arguments could run under); ``arguments`` pieces are concatenated.
+        `index_filled`: the delta came through litellm's ``Delta``, which
+        sets a missing ``index`` to the delta's position (:func:`_fills_index`).
         Raises :class:`ToolgateError` (the proxy breaks the stream there)
         on a delta that cannot be placed, or one call too many."""
         raw_index = _get(delta, "index")
@@ -352,7 +367,7 @@ class _Choice:
             index if index >= 0 else None, position,
             new_id, name if isinstance(name, str) else None,
             arguments if isinstance(arguments, str) else None,
-            _native.MAX_STREAMED_CALLS)
+            _native.MAX_STREAMED_CALLS, index_filled)
         call = self.native.setdefault((place, reuse), {
             # The id the proxy gives a call streamed without one.
             "id": f"call_upstream{place}" if reuse == 0 else f"call_upstream{place}_{reuse}",
@@ -659,7 +674,9 @@ class ToolgateGuardrail(_Base):
                             "it cannot be checked, so it is cut"
                         )
                     state = states[index] = _Choice(self.profile, tools, model, one_call)
-                delta = _plain(_get(c, "delta")) or {}
+                raw_delta = _get(c, "delta")
+                index_filled = _fills_index(raw_delta)
+                delta = _plain(raw_delta) or {}
                 if state.finish is not None and _says_something(delta):
                     # What it would add was never judged with its set (the
                     # proxy breaks such a stream too).
@@ -677,7 +694,7 @@ class ToolgateGuardrail(_Base):
                     state.reasoning.append(reasoning)
                 for position, call in enumerate(delta.get("tool_calls") or []):
                     try:
-                        state.add_native_delta(call, position)
+                        state.add_native_delta(call, position, index_filled)
                     except ToolgateError as e:
                         # The proxy breaks the stream there too.
                         raise ToolgateError(

@@ -706,6 +706,7 @@ impl StreamedCalls {
             true => Fragment::legacy(name, text.as_deref()),
             false => Fragment {
                 index,
+                index_filled: false,
                 position,
                 id,
                 name,

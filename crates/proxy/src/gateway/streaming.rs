@@ -518,6 +518,7 @@ impl StreamState {
                             .filter(|id| !id.is_empty());
                         let fragment = Fragment {
                             index: call.get("index").and_then(Value::as_u64),
+                            index_filled: false,
                             position: pos as u64,
                             id,
                             name: call
