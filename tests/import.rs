@@ -1401,6 +1401,86 @@ fn a_legacy_function_call_beside_tool_calls_is_judged_with_them() {
     }
 }
 
+/// Stop 49: a legacy `delta.function_call` repeating its name in every
+/// fragment (as MiniMax through NVIDIA NIM does for `tool_calls`) is one
+/// call `get_weather`, labelled as its batch answer is, as the proxy and
+/// the LiteLLM guardrail read it (`delta::Fragment::legacy`). An `id` on a
+/// legacy delta (not in that API) is not read: two whole pieces under two
+/// ids were two legacy calls here, one malformed call in the proxy.
+#[test]
+fn a_legacy_function_call_repeating_its_name_labels_as_its_batch_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let request = r#"{"model": "m", "messages": [{"role": "user", "content": "hi"}],
+        "functions": [{"name": "get_weather", "parameters": {"type": "object",
+          "properties": {"city": {"type": "string"}}, "required": ["city"]}}]}"#;
+    fs::write(
+        d.join("batch.json"),
+        format!(
+            r#"{{"request": {request}, "response": {{"object": "chat.completion", "model": "m", "choices": [{{"index": 0,
+                "finish_reason": "function_call", "message": {{"role": "assistant", "content": null,
+                "function_call": {{"name": "get_weather", "arguments": "{{\"city\": \"Paris\"}}"}}}}}}]}}}}"#
+        ),
+    )
+    .unwrap();
+    let chunk = |function_call: &str, finish: &str| {
+        format!(
+            "data: {{\"id\":\"c1\",\"model\":\"m\",\"choices\":[{{\"index\":0,\"delta\":{{\"function_call\":{function_call}}},\"finish_reason\":{finish}}}]}}\n\n"
+        )
+    };
+    let stream = |pieces: &[&str]| {
+        let mut text: String = pieces.iter().map(|p| chunk(p, "null")).collect();
+        text.push_str(&chunk("null", "\"function_call\""));
+        text.push_str("data: [DONE]\n");
+        text
+    };
+    let repeated = stream(&[
+        r#"{"name":"get_weather","arguments":""}"#,
+        r#"{"name":"get_weather","arguments":"{\"city\": "}"#,
+        r#"{"name":"get_weather","arguments":"\"Paris\"}"}"#,
+    ]);
+    let with_ids = stream(&[
+        r#"{"id":"a","name":"get_weather","arguments":"{\"city\": \"Paris\"}"}"#,
+        r#"{"id":"b","name":"get_weather","arguments":"{\"city\": \"Rome\"}"}"#,
+    ]);
+    for (name, text) in [("repeated", &repeated), ("with_ids", &with_ids)] {
+        fs::write(d.join(format!("{name}.sse")), text).unwrap();
+        fs::write(d.join(format!("{name}.request.json")), request).unwrap();
+    }
+    for (name, label, decision, args) in [
+        ("batch.json", "pass", "execute", r#"{"city": "Paris"}"#),
+        ("repeated.sse", "pass", "execute", r#"{"city": "Paris"}"#),
+        (
+            "with_ids.sse",
+            "malformed_json",
+            "reject",
+            r#"{"city": "Paris"}{"city": "Rome"}"#,
+        ),
+    ] {
+        let out = bounded(d, &["import", name, "--out", "o", "--force"]);
+        assert_eq!(out.status.code(), Some(0), "{name}: {}", stderr(&out));
+        let stem = name.split('.').next().unwrap();
+        let written = fs::read_to_string(d.join(format!("o/{stem}.jsonl"))).unwrap();
+        let t: Value = serde_json::from_str(written.trim()).unwrap();
+        let calls: Vec<(&str, &str)> = t["tool_calls"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                (
+                    c["function"]["name"].as_str().unwrap(),
+                    c["function"]["arguments"].as_str().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(calls, [("get_weather", args)], "{name}: {t}");
+        let recs = records(&[d.join(name).to_str().unwrap()]);
+        let r = &recs[0];
+        assert_eq!(r["labels"]["native"], label, "{name}: {r}");
+        assert_eq!(r["profile"]["decision"], decision, "{name}: {r}");
+    }
+}
+
 /// Probe 44: `import same/m5.json --out same` skipped the named file (it
 /// lies under `--out`), wrote nothing and exited 0. A file the user named
 /// is reported as not imported, exit 2; one a walk finds there is still

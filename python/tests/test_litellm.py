@@ -439,6 +439,88 @@ def test_parallel_calls_streamed_at_one_index_are_two_calls_as_in_the_proxy():
     assert finishes(out) == ["tool_calls"]
 
 
+def _served_by_litellm(events):
+    """The chunks `litellm.acompletion(stream=True)` makes of an OpenAI-
+    compatible server's stream of `events` (chunk dicts), served on
+    loopback: litellm's own ``CustomStreamWrapper`` objects."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Upstream(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_POST(self):
+            self.rfile.read(int(self.headers.get("content-length", 0)))
+            self.send_response(200)
+            self.send_header("content-type", "text/event-stream")
+            self.end_headers()
+            for e in events:
+                self.wfile.write(f"data: {json.dumps(e)}\n\n".encode())
+            self.wfile.write(b"data: [DONE]\n\n")
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Upstream)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+
+    async def stream():
+        return await litellm.acompletion(
+            model="openai/m", api_base=f"http://127.0.0.1:{server.server_address[1]}/v1",
+            api_key="x", messages=[{"role": "user", "content": "weather?"}], tools=TOOLS,
+            stream=True)
+    return server, stream
+
+
+def test_litellm_filled_in_index_of_whole_indexless_calls_is_not_their_index():
+    # Stop 49: Gemini's OpenAI endpoint, LM Studio and llama.cpp servers send
+    # each parallel call whole in a delta of its own without ``index`` (some
+    # with an empty id); litellm's ``Delta`` fills in ``index`` 0, and the
+    # guardrail read two calls as one ``{…}{…}`` (``malformed_json``, the
+    # model blamed) where the proxy reading the same bytes executes both.
+    # litellm's index is placed as the filler it may be (CallSlots'
+    # ``index_filled``). Calls under distinct ids were already two.
+    def event(delta, finish=None):
+        return {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m",
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+    def whole(city, id=""):
+        return event({"tool_calls": [{"id": id, "type": "function", "function": {
+            "name": "get_weather", "arguments": json.dumps({"city": city})}}]})
+
+    def judged(events):
+        server, stream = _served_by_litellm(events)
+        try:
+            async def collect():
+                out = []
+                async for c in ToolgateGuardrail("hermes").async_post_call_streaming_iterator_hook(
+                        None, await stream(), DATA):
+                    out.append(c)
+                return out
+            out = asyncio.run(collect())
+        finally:
+            server.shutdown()
+        v = out[-1]._hidden_params["toolgate"][0]
+        return (v["decision"], v["label"]), streamed_calls(out)
+
+    end = event({}, "tool_calls")
+    two = [("get_weather", '{"city": "Paris"}'), ("get_weather", '{"city": "Rome"}')]
+    assert judged([whole("Paris"), whole("Rome"), end]) == (("execute", "pass"), two)
+    assert judged([whole("Paris", "a"), whole("Rome", "b"), end]) == (("execute", "pass"), two)
+    # Argument text without a name after a whole call still never passes:
+    # it continues that call, which fails to parse (the proxy cuts the
+    # stream there), as it does without litellm.
+    rest = event({"tool_calls": [{"id": "", "function": {"arguments": '{"city": "Rome"}'}}]})
+    assert judged([whole("Paris"), rest, end]) == (("reject", "malformed_json"), [])
+    # An index the upstream gave (plain chunks, not litellm's ``Delta``)
+    # says which call it is, as in the proxy: the two are one call.
+    out, error = run_stream([
+        {"id": "c", "model": "m", "choices": [{"index": 0, "delta": {"tool_calls": [
+            dict(whole(city)["choices"][0]["delta"]["tool_calls"][0], index=0)]}}]}
+        for city in ("Paris", "Rome")] + [end])
+    assert error is None
+    assert [c for ch in out for c in ch["choices"][0]["delta"].get("tool_calls") or []] == []
+    assert out[-1]["choices"][0]["finish_reason"] == "stop"
+
+
 SIGNATURE = {"google": {"thought_signature": "CqMBAdHtim"}}
 
 
@@ -486,6 +568,32 @@ def test_a_second_legacy_name_is_part_of_the_name_not_a_rename():
     assert error is None
     last = out[-1]["choices"][0]
     assert "function_call" not in last["delta"] and last["finish_reason"] == "stop"
+
+
+def test_a_legacy_name_repeated_in_every_fragment_is_read_once():
+    # Stop 49: a legacy ``function_call`` repeating its name in every
+    # fragment (as MiniMax through NVIDIA NIM does for ``tool_calls``) was
+    # ``get_weatherget_weatherget_weather``, a correct call rejected as
+    # ``wrong_tool``; its name is read by the rule of every streamed call
+    # (``CallSlots.place_legacy``), as the proxy and the importer read it.
+    from litellm.types.utils import Delta, ModelResponseStream, StreamingChoices
+
+    def piece(arguments, finish=None):
+        return ModelResponseStream(id="c", model="m", choices=[StreamingChoices(
+            index=0, finish_reason=finish, delta=Delta(function_call={
+                "name": "get_weather", "arguments": arguments}))])
+
+    out, error = run_stream([piece(""), piece('{"city": '), piece('"Paris"}'),
+                             chunk(finish="function_call")],
+                            data={"model": "m", "functions": [TOOLS[0]["function"]]},
+                            profile="hermes")
+    assert error is None
+    v = out[-1]._hidden_params["toolgate"][0]
+    assert (v["decision"], v["label"]) == ("execute", "pass"), v
+    served = [ch.choices[0].delta.function_call for ch in out
+              if ch.choices and ch.choices[0].delta.function_call]
+    assert [(f.name, f.arguments) for f in served] == [("get_weather", '{"city": "Paris"}')]
+    assert finishes(out) == ["function_call"]
 
 
 def test_a_missing_tool_call_index_is_its_position_and_a_null_one_is_refused():

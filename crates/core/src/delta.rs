@@ -14,7 +14,9 @@
 //!   under its own id), or
 //! - it has no `index` and carries argument text (Gemini's OpenAI endpoint,
 //!   older Ollama, LM Studio and llama.cpp servers send each call whole in
-//!   one delta without `index`, some with an empty `id`).
+//!   one delta without `index`, some with an empty `id`), or an `index` a
+//!   relay filled in ([`Fragment::index_filled`]: LiteLLM's `Delta` makes
+//!   a missing `index` the fragment's position, 0 for those servers).
 //!
 //! Otherwise it continues that call (some proxies give every fragment a
 //! fresh id, MiniMax through NVIDIA NIM repeats the name in every
@@ -32,6 +34,14 @@ use std::collections::HashMap;
 pub struct Fragment<'a> {
     /// Its `index`, when it is a non-negative integer.
     pub index: Option<u64>,
+    /// Its `index` may be a relay's filler, not the upstream's: LiteLLM's
+    /// `Delta` sets a missing `index` to the fragment's position in its
+    /// list, so a fragment sent without one reaches the LiteLLM guardrail
+    /// at `index` 0. Such a fragment starts a call as one without `index`
+    /// would ([`CallSlots::place`]); it is never [`Placed::Unplaceable`]
+    /// (what it adds continues the call there, which then fails to parse
+    /// if it is not that call's).
+    pub index_filled: bool,
     /// Its place in its chunk's `tool_calls` list.
     pub position: u64,
     /// Its `id`, when a non-empty string (servers send `""` on
@@ -41,6 +51,25 @@ pub struct Fragment<'a> {
     pub name: Option<&'a str>,
     /// Its `function.arguments` text.
     pub arguments: Option<&'a str>,
+}
+
+impl<'a> Fragment<'a> {
+    /// A legacy `delta.function_call` (the pre-`tools` API): its choice's
+    /// one legacy call, placed in [`CallSlots`] of its own (after the
+    /// `tool_calls`) at `index` 0 without an id, so every delta continues
+    /// that one call and its name is read by the rule of every streamed
+    /// call ([`CallSlots::name`]: a name repeated in every fragment is
+    /// read once). Its `arguments` text, when a string.
+    pub fn legacy(name: Option<&'a str>, arguments: Option<&'a str>) -> Fragment<'a> {
+        Fragment {
+            index: Some(0),
+            index_filled: false,
+            position: 0,
+            id: None,
+            name: name.filter(|n| !n.is_empty()),
+            arguments,
+        }
+    }
 }
 
 /// Where a fragment goes.
@@ -103,7 +132,7 @@ impl CallSlots {
                         let at = &self.calls[p];
                         let whole = at.shape.is_complete();
                         let by_id = f.id.is_some() && at.has_id;
-                        let whole_delta = f.index.is_none()
+                        let whole_delta = (f.index.is_none() || f.index_filled)
                             && !at.name.is_empty()
                             && f.arguments.is_some_and(|a| !a.is_empty());
                         if f.name.is_some() && whole && (by_id || whole_delta) {
@@ -248,6 +277,7 @@ mod tests {
             id,
             name,
             arguments,
+            ..Fragment::default()
         }
     }
 
@@ -308,5 +338,64 @@ mod tests {
         s.place(&frag(Some(0), Some("b"), Some("rm"), Some("}")), 10);
         assert_eq!(s.len(), 1);
         assert_eq!(s.name(0), "wrm");
+    }
+
+    #[test]
+    fn a_filled_in_index_starts_a_call_as_no_index_does_and_is_never_unplaceable() {
+        let filled = |id, name, arguments| Fragment {
+            index_filled: true,
+            ..frag(Some(0), id, name, arguments)
+        };
+        let mut s = CallSlots::default();
+        let a = filled(None, Some("w"), Some(r#"{"city":"A"}"#));
+        let b = filled(None, Some("w"), Some(r#"{"city":"B"}"#));
+        assert_eq!(call(s.place(&a, 10)), (0, true));
+        assert_eq!(call(s.place(&b, 10)), (1, true));
+        // Listed at index 0, in arrival order; not a reused index.
+        assert_eq!((s.key(0), s.key(1)), ((0, 0), (0, 1)));
+        assert!(s.reused().is_empty());
+        // Argument text without a name after whole arguments continues the
+        // call (it fails to parse there), never unplaceable.
+        assert_eq!(
+            call(s.place(&filled(None, None, Some(r#"{"city":"C"}"#)), 10)),
+            (1, false)
+        );
+        // A name without argument text, or before the call is whole, does
+        // not start one.
+        let mut s = CallSlots::default();
+        s.place(&filled(None, Some("w"), Some(r#"{"city":"#)), 10);
+        assert_eq!(
+            call(s.place(&filled(None, Some("w"), Some(r#""A"}"#)), 10)),
+            (0, false)
+        );
+        assert_eq!(
+            call(s.place(&filled(None, Some("w"), Some("")), 10)),
+            (0, false)
+        );
+        assert_eq!(s.name(0), "w");
+    }
+
+    #[test]
+    fn a_legacy_function_call_is_one_call_named_by_the_same_rule() {
+        let mut s = CallSlots::default();
+        for (i, (name, args)) in [
+            (Some("get_weather"), Some("")),
+            (Some("get_weather"), Some(r#"{"city":"Paris"}"#)),
+            // Whole arguments again, and another name: still that call.
+            (Some("get_weather"), Some("{}")),
+            (Some("rm"), None),
+            (Some(""), None),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let first = i == 0;
+            assert_eq!(
+                s.place(&Fragment::legacy(name, args), 1),
+                Placed::Call { n: 0, new: first }
+            );
+        }
+        assert_eq!(s.len(), 1);
+        assert_eq!(s.name(0), "get_weatherrm");
     }
 }

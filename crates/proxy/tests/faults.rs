@@ -2750,6 +2750,65 @@ async fn indexless_parallel_calls_are_two_calls_and_an_unplaceable_delta_breaks_
     );
 }
 
+/// Stop 49: a legacy `delta.function_call` that repeats its name in every
+/// fragment (as MiniMax through NVIDIA NIM does for `tool_calls`) was read
+/// as `get_weatherget_weatherget_weather`: a correct call rejected as
+/// `wrong_tool` where the same answer unstreamed executes. Its name is
+/// read by the rule of every streamed call (`delta::Fragment::legacy`):
+/// stream and batch are judged alike.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_legacy_function_call_repeating_its_name_is_judged_as_its_batch_answer() {
+    let chunk = |delta: &str, finish: &str| {
+        format!(
+            "data: {{\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{{\"index\":0,\"delta\":{delta},\"finish_reason\":{finish}}}]}}\n\n"
+        )
+    };
+    let piece = |args: &str| {
+        chunk(
+            &format!(r#"{{"function_call":{{"name":"get_weather","arguments":"{args}"}}}}"#),
+            "null",
+        )
+    };
+    let stream = leak(format!(
+        "{SSE_HEAD}{}{}{}{}data: [DONE]\n\n",
+        piece(""),
+        piece(r#"{\"city\": "#),
+        piece(r#"\"Paris\"}"#),
+        chunk("{}", r#""function_call""#),
+    ));
+    let batch = json_answer(
+        r#"{"id":"x","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"finish_reason":"function_call","message":{"role":"assistant","content":null,"function_call":{"name":"get_weather","arguments":"{\"city\": \"Paris\"}"}}}]}"#,
+    );
+    for (answer, stream, mode) in [
+        (stream, true, Mode::Enforce),
+        (stream, true, Mode::Observe),
+        (batch, false, Mode::Enforce),
+    ] {
+        let what = format!("{mode:?} stream={stream}");
+        let (proxy, record) = fixed_proxy(answer, mode, 64 << 20);
+        let got = ask(&proxy, stream).await;
+        assert_eq!(got.status, 200, "{what}: {}", got.body);
+        let l = &when_written(record.path(), 1)[0];
+        assert_eq!(l["proxy"]["decision"], "execute", "{what}: {l}");
+        assert_eq!(l["proxy"]["label"], "pass", "{what}: {l}");
+        let names: Vec<&str> = l["tool_calls"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["function"]["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["get_weather"], "{what}: {l}");
+        if mode == Mode::Enforce {
+            assert_eq!(
+                calls_in(&got.body),
+                [json!({"name": "get_weather", "arguments": "{\"city\": \"Paris\"}"})],
+                "{what}: {}",
+                got.body
+            );
+        }
+    }
+}
+
 /// Gemini's OpenAI-compatible API sends each tool call's thought signature
 /// in `extra_content`, and Gemini 3 refuses the next turn without it back:
 /// enforce answered a 502 (an unknown call field) and, streamed, rebuilt

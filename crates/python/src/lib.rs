@@ -563,8 +563,11 @@ impl CallSlots {
     /// its `arguments` text. Returns `(index, reuse, n)` of its call: the
     /// place it is listed at, how many calls at that place came before it,
     /// and its number (for [`CallSlots::name`]). Raises `ToolgateError` when the fragment
-    /// cannot be placed, or would begin a call past `cap`.
-    #[pyo3(signature = (index, position, id=None, name=None, arguments=None, cap=usize::MAX))]
+    /// cannot be placed, or would begin a call past `cap`. `index_filled`:
+    /// the index may be LiteLLM's filler for a missing one
+    /// ([`toolgate_core::delta::Fragment::index_filled`]).
+    #[pyo3(signature = (index, position, id=None, name=None, arguments=None, cap=usize::MAX, index_filled=false))]
+    #[allow(clippy::too_many_arguments)] // Python keyword arguments, one per field of a fragment
     fn place(
         &self,
         index: Option<u64>,
@@ -573,10 +576,12 @@ impl CallSlots {
         name: Option<&Bound<'_, PyString>>,
         arguments: Option<&Bound<'_, PyString>>,
         cap: usize,
+        index_filled: bool,
     ) -> PyResult<(u64, u32, usize)> {
         use toolgate_core::delta::{Fragment, Placed, UNPLACEABLE};
         let fragment = Fragment {
             index,
+            index_filled: index_filled && index.is_some(),
             position,
             id: utf8_opt(id, "id")?.filter(|s| !s.is_empty()),
             name: utf8_opt(name, "name")?.filter(|s| !s.is_empty()),
@@ -590,6 +595,26 @@ impl CallSlots {
             }
             Placed::Capped => Err(err(format!("more than {cap} tool calls"))),
             Placed::Unplaceable => Err(err(UNPLACEABLE)),
+        }
+    }
+
+    /// Places one streamed legacy `function_call` delta (its non-empty
+    /// `name`, its `arguments` text) as its choice's one call
+    /// ([`toolgate_core::delta::Fragment::legacy`]): call 0, its name by
+    /// [`CallSlots::name`]. Use a `CallSlots` of its own for it.
+    #[pyo3(signature = (name=None, arguments=None))]
+    fn place_legacy(
+        &self,
+        name: Option<&Bound<'_, PyString>>,
+        arguments: Option<&Bound<'_, PyString>>,
+    ) -> PyResult<()> {
+        use toolgate_core::delta::{Fragment, Placed, UNPLACEABLE};
+        let fragment = Fragment::legacy(utf8_opt(name, "name")?, utf8_opt(arguments, "arguments")?);
+        let mut slots = self.slots.lock().map_err(|_| err(INTERNAL))?;
+        match slots.place(&fragment, 1) {
+            Placed::Call { n: 0, .. } => Ok(()),
+            // Never: at index 0 without an id every delta is call 0.
+            _ => Err(err(UNPLACEABLE)),
         }
     }
 

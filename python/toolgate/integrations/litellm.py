@@ -283,16 +283,17 @@ def _says_something(delta: dict) -> bool:
     return bool(delta.get("tool_calls")) or delta.get("function_call") is not None
 
 
-def _append_pieces(into: dict, function: Any) -> None:
-    """Concatenates the string ``name`` and ``arguments`` of a streamed
-    function piece onto `into` (anything else is ignored, as the proxy
-    ignores it)."""
-    if function is None:
-        return
-    for key in ("name", "arguments"):
-        piece = _get(function, key)
-        if isinstance(piece, str):
-            into[key] += piece
+def _fills_index(delta: Any) -> bool:
+    """Whether `delta` is litellm's ``Delta``, whose constructor sets a
+    tool call's missing ``index`` to its position in the list (0 for a
+    server that sends each call whole in a delta of its own without
+    ``index``): its indexes may be that filler, not the upstream's, and
+    are placed as ``_native.CallSlots`` places a filled one."""
+    try:
+        from litellm.types.utils import Delta
+    except ImportError:  # pragma: no cover - a delta cannot be one then
+        return False
+    return isinstance(delta, Delta)
 
 
 class _Choice:
@@ -326,6 +327,9 @@ class _Choice:
         self.has_list = False
         self.native_objects: list = []  # the upstream's own objects (non-streamed)
         self.legacy: Optional[dict] = None
+        # The streamed legacy call's name, by the rule of every streamed
+        # call (``_native.CallSlots.place_legacy``).
+        self.legacy_slots = _native.CallSlots()
         self.finish: Optional[str] = None
 
     def feed(self, text: str) -> str:
@@ -337,7 +341,7 @@ class _Choice:
         self.forwarded += len(shown)
         return shown
 
-    def add_native_delta(self, delta: Any, position: int = 0) -> None:
+    def add_native_delta(self, delta: Any, position: int = 0, index_filled: bool = False) -> None:
         """Adds one streamed ``tool_calls`` entry, assembled exactly as
         ``toolgate proxy`` assembles it, so both judge the same set: the
         proxy's and the importer's rule (``_native.CallSlots``) says which
@@ -347,6 +351,8 @@ class _Choice:
         each at index 0, or without index, each whole in one delta) — and
         its name (a second name joins the first, never a rename the
         arguments could run under); ``arguments`` pieces are concatenated.
+        `index_filled`: the delta came through litellm's ``Delta``, which
+        sets a missing ``index`` to the delta's position (:func:`_fills_index`).
         Raises :class:`ToolgateError` (the proxy breaks the stream there)
         on a delta that cannot be placed, or one call too many."""
         raw_index = _get(delta, "index")
@@ -361,7 +367,7 @@ class _Choice:
             index if index >= 0 else None, position,
             new_id, name if isinstance(name, str) else None,
             arguments if isinstance(arguments, str) else None,
-            _native.MAX_STREAMED_CALLS)
+            _native.MAX_STREAMED_CALLS, index_filled)
         call = self.native.setdefault((place, reuse), {
             # The id the proxy gives a call streamed without one.
             "id": f"call_upstream{place}" if reuse == 0 else f"call_upstream{place}_{reuse}",
@@ -385,10 +391,20 @@ class _Choice:
 
     def add_legacy_delta(self, delta: Any) -> None:
         """Adds one streamed legacy ``function_call`` as ``toolgate proxy``
-        does: ``name`` and ``arguments`` pieces concatenated."""
+        and the importer do: its one call, named by the rule of every
+        streamed call (``_native.CallSlots.place_legacy``: a name repeated
+        in every fragment is read once, another joins it), ``arguments``
+        pieces concatenated (anything but strings is ignored, as the proxy
+        ignores it)."""
         if self.legacy is None:
             self.legacy = {"name": "", "arguments": ""}
-        _append_pieces(self.legacy, delta)
+        name = _get(delta, "name")
+        arguments = _get(delta, "arguments")
+        self.legacy_slots.place_legacy(name if isinstance(name, str) else None,
+                                       arguments if isinstance(arguments, str) else None)
+        self.legacy["name"] = self.legacy_slots.name(0)
+        if isinstance(arguments, str):
+            self.legacy["arguments"] += arguments
 
     def end(self) -> dict:
         """The decision on the whole choice: the verdict and what is served
@@ -658,7 +674,9 @@ class ToolgateGuardrail(_Base):
                             "it cannot be checked, so it is cut"
                         )
                     state = states[index] = _Choice(self.profile, tools, model, one_call)
-                delta = _plain(_get(c, "delta")) or {}
+                raw_delta = _get(c, "delta")
+                index_filled = _fills_index(raw_delta)
+                delta = _plain(raw_delta) or {}
                 if state.finish is not None and _says_something(delta):
                     # What it would add was never judged with its set (the
                     # proxy breaks such a stream too).
@@ -676,7 +694,7 @@ class ToolgateGuardrail(_Base):
                     state.reasoning.append(reasoning)
                 for position, call in enumerate(delta.get("tool_calls") or []):
                     try:
-                        state.add_native_delta(call, position)
+                        state.add_native_delta(call, position, index_filled)
                     except ToolgateError as e:
                         # The proxy breaks the stream there too.
                         raise ToolgateError(

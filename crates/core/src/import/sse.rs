@@ -687,14 +687,21 @@ enum Unread {
 }
 
 impl StreamedCalls {
-    /// Adds one fragment (`{"id", "function": {"name", "arguments"}}`, or a
-    /// legacy `function_call` delta, `index` 0).
-    fn feed(&mut self, index: Option<u64>, position: u64, fragment: &Value) -> Result<(), Unread> {
+    /// Adds one fragment: `{"id", "function": {"name", "arguments"}}` at
+    /// `index` (`position` in its list), or, `index` `None` with `legacy`,
+    /// a legacy `function_call` delta ([`Fragment::legacy`]: its one call).
+    fn feed(
+        &mut self,
+        index: Option<u64>,
+        position: u64,
+        fragment: &Value,
+        legacy: bool,
+    ) -> Result<(), Unread> {
         // An empty id (sent on continuation fragments by some servers) is none.
         let id = fragment
             .get("id")
             .and_then(Value::as_str)
-            .filter(|id| !id.is_empty());
+            .filter(|id| !id.is_empty() && !legacy);
         let f = fragment.get("function").unwrap_or(fragment);
         let name = f
             .get("name")
@@ -708,16 +715,18 @@ impl StreamedCalls {
             // the model wrote).
             Some(other) => Some(Cow::Owned(other.to_string())),
         };
-        let placed = self.slots.place(
-            &Fragment {
+        let fragment = match legacy {
+            true => Fragment::legacy(name, text.as_deref()),
+            false => Fragment {
                 index,
+                index_filled: false,
                 position,
                 id,
                 name,
                 arguments: text.as_deref(),
             },
-            MAX_STREAM_PARTS,
-        );
+        };
+        let placed = self.slots.place(&fragment, MAX_STREAM_PARTS);
         let n = match placed {
             Placed::Call { n, .. } => n,
             Placed::Capped => return Err(Unread::Capped),
@@ -999,7 +1008,7 @@ impl OpenaiStream {
                         continue;
                     }
                     let i = call.get("index").and_then(Value::as_u64);
-                    match acc.calls.feed(i, k as u64, call) {
+                    match acc.calls.feed(i, k as u64, call, false) {
                         Ok(()) => {}
                         Err(Unread::Capped) => {
                             self.capped.get_or_insert_with(|| {
@@ -1016,8 +1025,11 @@ impl OpenaiStream {
             }
             // The legacy functions API streams one call as `function_call`.
             if let Some(call) = delta.get("function_call").filter(|f| f.is_object()) {
-                // At `index` 0: never unplaceable (that needs no index).
-                if let Err(Unread::Capped) = acc.legacy.feed(Some(0), 0, call) {
+                // Its one call, named by the rule of every streamed call
+                // (a name repeated in every fragment is read once): at
+                // `index` 0 without an id, never unplaceable (that needs no
+                // index) nor a second call.
+                if let Err(Unread::Capped) = acc.legacy.feed(None, 0, call, true) {
                     self.capped.get_or_insert_with(|| {
                         format!("more than {MAX_STREAM_PARTS} legacy function calls in choice {index}: the later ones are not read")
                     });

@@ -250,8 +250,6 @@ struct NativeAcc {
     /// its name.
     number: usize,
     id: Option<Value>,
-    /// A legacy `function_call`'s name, its pieces joined.
-    name: String,
     arguments: String,
     /// The call's vendor metadata (Gemini's thought signature), relayed as
     /// first sent; see [`toolgate_core::answer::EXTRA_CONTENT`].
@@ -269,8 +267,10 @@ struct ChoiceAcc {
     native: BTreeMap<(u64, u32), NativeAcc>,
     /// Which call of `native` each fragment belongs to.
     slots: CallSlots,
-    /// A legacy `function_call` being streamed.
+    /// A legacy `function_call` being streamed: its arguments, and its
+    /// name in `legacy_slots` (call 0, [`Fragment::legacy`]).
     legacy: Option<NativeAcc>,
+    legacy_slots: CallSlots,
     finish: Option<String>,
     done: bool,
     judged: Option<Judged>,
@@ -285,6 +285,7 @@ impl ChoiceAcc {
             native: BTreeMap::new(),
             slots: CallSlots::default(),
             legacy: None,
+            legacy_slots: CallSlots::default(),
             finish: None,
             done: false,
             judged: None,
@@ -322,7 +323,7 @@ impl ChoiceAcc {
     fn function_call(&self) -> Option<Value> {
         self.legacy
             .as_ref()
-            .map(|n| json!({"name": n.name, "arguments": n.arguments}))
+            .map(|n| json!({"name": self.legacy_slots.name(0), "arguments": n.arguments}))
     }
 
     /// Every native call as a transcript keeps them (`function_call` last).
@@ -517,6 +518,7 @@ impl StreamState {
                             .filter(|id| !id.is_empty());
                         let fragment = Fragment {
                             index: call.get("index").and_then(Value::as_u64),
+                            index_filled: false,
                             position: pos as u64,
                             id,
                             name: call
@@ -576,10 +578,22 @@ impl StreamState {
                 }
                 if let Some(Value::Object(f)) = delta.get("function_call") {
                     let n = acc.legacy.get_or_insert_with(NativeAcc::default);
-                    if let Some(Value::String(name)) = f.get("name") {
-                        n.name.push_str(name);
+                    let arguments = f.get("arguments").and_then(Value::as_str);
+                    // The one legacy call, named by the rule of every
+                    // streamed call (MiniMax through NVIDIA NIM repeats the
+                    // name in every fragment: read once, as the batch
+                    // answer's name). At index 0 without an id every delta
+                    // is call 0: never capped nor unplaceable (were it, the
+                    // stream breaks as for a native call).
+                    let fragment =
+                        Fragment::legacy(f.get("name").and_then(Value::as_str), arguments);
+                    if !matches!(
+                        acc.legacy_slots.place(&fragment, 1),
+                        Placed::Call { n: 0, .. }
+                    ) {
+                        return Err(format!("unchecked: choice {index}: {UNPLACEABLE}"));
                     }
-                    if let Some(Value::String(a)) = f.get("arguments") {
+                    if let Some(a) = arguments {
                         n.arguments.push_str(a);
                     }
                 }
