@@ -26,16 +26,19 @@ use toolgate_core::Span;
 
 /// Reasoning delimiters: `<think>` (Qwen3, DeepSeek-R1, GLM, Kimi, …),
 /// `<seed:think>` (Seed-OSS), `[THINK]` (Magistral), Command R7B's
-/// `<|START_THINKING|>`, Gemma 4's thought channel and Kimi K3's XTML
+/// `<|START_THINKING|>`, Gemma 4's thought channel, Kimi K3's XTML
 /// `think` channel (`<|open|>think<|sep|>` … `<|close|>think<|sep|>`, matched
-/// without its `<|sep|>` so that each delimiter holds one `<`).
-const THINK_PAIRS: [(&str, &str); 6] = [
+/// without its `<|sep|>` so that each delimiter holds one `<`) and Solar
+/// Open 2's `<|think:start|>` … `<|think:end|>` (its chat template writes the
+/// opener, so the output usually holds the closer alone).
+const THINK_PAIRS: [(&str, &str); 7] = [
     ("<think>", "</think>"),
     ("<seed:think>", "</seed:think>"),
     ("[THINK]", "[/THINK]"),
     ("<|START_THINKING|>", "<|END_THINKING|>"),
     ("<|channel>thought", "<channel|>"),
     ("<|open|>think", "<|close|>think"),
+    ("<|think:start|>", "<|think:end|>"),
 ];
 /// Harmony's message framing: the special tokens of gpt-oss's messages,
 /// spelled once here because both the analysis channel (reasoning, read
@@ -172,7 +175,7 @@ fn delimiters_present(output: &str, first: usize) -> u32 {
                 }
             }
         }
-        // Eleven short tokens never exceed the automaton's limits; were it
+        // Fifteen short tokens never exceed the automaton's limits; were it
         // ever missing, every pair is searched (slower, same spans).
         Scanner::None => return all,
     }
@@ -512,6 +515,9 @@ mod tests {
             "</seed:think>",
             "<|open|>think",
             "<|close|>think",
+            "<|think:start|>",
+            "<|think:end|>",
+            "<|think:",
             "<|open|>",
             "<",
             "[",
@@ -557,6 +563,27 @@ mod tests {
         // The template opened the channel: the closer alone ends it.
         let out = "plan<|close|>think<|sep|><|open|>tools<|sep|>";
         assert_eq!(texts(out), vec!["plan<|close|>think"]);
+    }
+
+    /// vLLM's `solar_open2` reasoning parser: the template writes
+    /// `<|think:start|>`, so the output's reasoning runs to its
+    /// `<|think:end|>`; a call drafted there is reasoning, the one after it
+    /// is not.
+    #[test]
+    fn solar_open2_think_tokens() {
+        let call = "<|tool_call:start|>get_time\n<|tool_call:end|>";
+        let out = format!("Maybe {call} first.<|think:end|>\n{call}");
+        assert_eq!(
+            texts(&out),
+            vec![format!("Maybe {call} first.<|think:end|>")]
+        );
+        let span = spans(&out)[0];
+        assert_eq!(&out[inner(&out, span)], format!("Maybe {call} first."));
+        let out = format!("<|think:start|>plan<|think:end|>{call}<|think:start|>again");
+        assert_eq!(
+            texts(&out),
+            vec!["<|think:start|>plan<|think:end|>", "<|think:start|>again"]
+        );
     }
 
     #[test]

@@ -607,7 +607,8 @@ fn every_name_attribute_row_refuses_a_name_written_twice() {
 /// A reasoning marker written inside a call's string argument is that
 /// argument's text, in every row (`toolgate_formats::extract`): the output
 /// of two calls, the first with `<think>`, `[THINK]`, the harmony analysis
-/// header or an orphan `</think>` in the middle of its first string value,
+/// header, Solar Open 2's `<|think:start|>` or an orphan `</think>` or
+/// `<|think:end|>` in the middle of its first string value,
 /// has as many live candidates as the same output with plain text there,
 /// and the same label unless its label is a failure (a tagged-parameter
 /// row reads `<think>` in a value as an element of its own: `malformed`).
@@ -618,11 +619,12 @@ fn every_name_attribute_row_refuses_a_name_written_twice() {
 #[test]
 fn a_reasoning_marker_inside_a_call_is_the_call_s_text() {
     // Modes that read a bare payload only after setting reasoning aside
-    // (SPEC §9, `json`): an orphan `</think>` there makes the text before
+    // (SPEC §9, `json`): an orphan closer (`</think>`, `<|think:end|>`) there makes the text before
     // it reasoning before any candidate exists, so the output has no
     // candidate (`no_call`: nothing executes) where the plain text has two.
-    let sets_reasoning_aside =
-        |name: &str, marker: &str| name == "json" && marker.starts_with("</");
+    let sets_reasoning_aside = |name: &str, marker: &str| {
+        name == "json" && (marker.starts_with("</") || marker == "<|think:end|>")
+    };
     let mut failures = Vec::new();
     let mut checked = 0;
     for (f, e) in rows() {
@@ -655,6 +657,8 @@ fn a_reasoning_marker_inside_a_call_is_the_call_s_text() {
             "</think>",
             "[THINK]",
             "<|channel|>analysis<|message|>",
+            "<|think:start|>",
+            "<|think:end|>",
         ] {
             let with = |inner: &str| {
                 let first = format!("{}{inner}{}", &example[..at], &example[at..]);

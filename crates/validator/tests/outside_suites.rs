@@ -808,6 +808,89 @@ fn cases() -> Vec<Case> {
             MalformedJson,
             None,
         ),
+        // Stop 50: Solar Open 2's reasoning tokens are reasoning for every
+        // mode. The template writes `<|think:start|>`, so the text before a
+        // lone `<|think:end|>` is reasoning: the call drafted there is not
+        // live (vLLM's reasoning parser moves a complete one into the
+        // content and runs it), the one after it is.
+        case(
+            "vllm:solar_open2_reasoning_parser.py (a call inside the reasoning)",
+            "solar_open2",
+            "Maybe <|tool_call:start|>now\n<|tool_call:end|> first.<|think:end|>\n<|tool_call:start|>get_weather\n<|tool_arg:start|>city<|tool_arg:value|>Lyon<|tool_arg:end|>\n<|tool_call:end|>",
+            W,
+            Pass,
+            Pass,
+            Some(json!([["get_weather", {"city": "Lyon"}]])),
+        ),
+        // Deliberate (stop 50): HyperCLOVAX-SEED-Think's parser also reads
+        // a bare JSON list when the output holds no `<tool_call>` (what a
+        // forced `tool_choice` gives); that is the `json` mode's reading.
+        case(
+            "vllm:hyperclovax_seed_think_tool_parser.py (JSON list fallback)",
+            "hyperclovax_seed_think",
+            "Seoul's weather.</think>\n\n[{\"name\": \"get_weather\", \"parameters\": {\"city\": \"Seoul\"}}]",
+            W,
+            NoCall,
+            NoCall,
+            None,
+        ),
+        case(
+            "vllm:hyperclovax_seed_think_tool_parser.py (JSON list fallback, json mode)",
+            "json",
+            "Seoul's weather.</think>\n\n[{\"name\": \"get_weather\", \"parameters\": {\"city\": \"Seoul\"}}]",
+            W,
+            Pass,
+            Pass,
+            Some(json!([["get_weather", {"city": "Seoul"}]])),
+        ),
+        // Stop 50's sweep: SGLang detectors read by existing modes.
+        case(
+            "sglang:ling3_detector.py (name closed by <arg_key>, no newline)",
+            "glm",
+            "<tool_call>get_weather<arg_key>city</arg_key><arg_value>Lyon</arg_value></tool_call><tool_call>now</tool_call>",
+            Some(&["get_weather", "now"]),
+            Pass,
+            Pass,
+            Some(json!([["get_weather", {"city": "Lyon"}], ["now", {}]])),
+        ),
+        case(
+            "sglang:spark25_detector.py (values typed by the schema)",
+            "glm",
+            "<tool_call>get_weather\n<arg_key>city</arg_key><arg_value>Lyon</arg_value><arg_key>days</arg_key><arg_value>3</arg_value>\n</tool_call>",
+            W,
+            Pass,
+            Pass,
+            Some(json!([["get_weather", {"city": "Lyon", "days": 3}]])),
+        ),
+        case(
+            "sglang:mimo_detector.py",
+            "qwen_xml",
+            "<tool_call>\n<function=get_weather>\n<parameter=city>Lyon</parameter>\n<parameter=days>2</parameter>\n</function>\n</tool_call>",
+            W,
+            Pass,
+            Pass,
+            Some(json!([["get_weather", {"city": "Lyon", "days": 2}]])),
+        ),
+        case(
+            "sglang:cohere_command4_detector.py",
+            "command_r",
+            "<|START_THINKING|>Look it up.<|END_THINKING|><|START_ACTION|>[\n    {\"tool_call_id\": \"0\", \"tool_name\": \"get_weather\", \"parameters\": {\"city\": \"Lyon\"}}\n]<|END_ACTION|>",
+            W,
+            Pass,
+            Pass,
+            Some(json!([["get_weather", {"city": "Lyon"}]])),
+        ),
+        // Deliberate: Trinity's detector deletes `<think>` tags and runs a
+        // call written inside them; here it is reasoning (SPEC §9).
+        case(
+            "sglang:trinity_detector.py (a call inside <think>)",
+            "hermes",
+            "<think>I'll call <tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Lyon\"}}</tool_call></think>It is usually mild.",
+            W,
+            NoCall,
+            NoCall,
+            None,
+        ),
         // Deliberate (stop 48): SPEC §9, a missing closer is `truncation`.
         case(
             "vllm:test_gemma4_regex_and_bare_calls.py:<turn|> instead of <tool_call|>",

@@ -29,9 +29,16 @@
 //! value, a key given twice or stray text `malformed`, output ending inside
 //! a call `truncated`.
 //!
-//! Not read: the JSON call list vLLM also accepts when a structured-output
-//! schema forced one (`[{"name": …, "parameters": {…}}]`, `tool_choice`
-//! required or named); a bare list is the `json` and `xlam` modes' reading.
+//! Not read: the JSON call list vLLM's parser also accepts, in the same
+//! output, when the output holds no `<tool_call>` (after `</think>`, a list
+//! or one object, `[{"name": …, "parameters": {…}}]`). The model writes it
+//! only when the server's structured-output grammar forced it
+//! (`tool_choice` required or named, thinking on; the parser takes every
+//! `tool_choice` for that); it is the grammar's format, not the template's,
+//! and the `json` mode reads exactly that output (the whole output,
+//! reasoning aside). Reading it here would make this row a bare reader of
+//! every JSON output (DECISIONS.md, stop 50), as `hyperclovax_14b` does not
+//! read the 14B's header-less list either.
 
 use super::glm::{GLM_TOKENS, KEY, PARAMETER, VALUE_END};
 use super::hermes::{CLOSE, OPEN};
@@ -99,6 +106,26 @@ mod tests {
         let c = e.extract(&input, Strictness::Strict);
         assert_eq!(c.len(), 1, "{c:?}");
         json!(c[0].call().unwrap().arguments)
+    }
+
+    /// vLLM's JSON-list fallback (the output a forced `tool_choice` gives,
+    /// no `<tool_call>` in it) is no candidate here: the `json` mode reads
+    /// it, with the calls vLLM reads (DECISIONS.md, stop 50).
+    #[test]
+    fn a_forced_json_list_is_the_json_mode_s_reading() {
+        let out = "The user wants Seoul.</think>\n\n[{\"name\": \"get_weather\", \"parameters\": {\"city\": \"Seoul\"}}]";
+        let input = Input::new(out);
+        assert!(
+            HYPERCLOVAX_SEED_THINK
+                .extract(&input, Strictness::Strict)
+                .is_empty()
+        );
+        let c = crate::irregular::json::Json.extract(&input, Strictness::Strict);
+        let live: Vec<_> = c.iter().filter(|c| c.is_live()).collect();
+        assert_eq!(live.len(), 1, "{c:?}");
+        let call = live[0].call().unwrap();
+        assert_eq!(call.name, "get_weather");
+        assert_eq!(json!(call.arguments), json!({"city": "Seoul"}));
     }
 
     /// vLLM's `test_single_tool_call` and `test_arg_value_falls_back_to_raw_string`:

@@ -25,6 +25,13 @@
 //! the value to the next marker, ends the call at the next opener, keeps
 //! the first value, and runs a call named `""`); output ending inside a
 //! call is `truncated` (vLLM keeps it as content).
+//!
+//! Reasoning is `<|think:start|>` … `<|think:end|>` (vLLM's `solar_open2`
+//! reasoning parser), a reasoning span for every mode
+//! ([`crate::reasoning`]); the template writes the opener, so the output
+//! usually holds the closer alone and the text before it is reasoning. A
+//! call written there is reasoning, never live; vLLM moves a complete one
+//! out of the reasoning into the content and runs it.
 
 use super::prelude::*;
 use crate::families::configured::{Config, Configured};
