@@ -12,9 +12,9 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, mpsc};
 use toolgate_core::import;
 use toolgate_core::load::{
-    BlockLine, Fingerprint, JsonlBlocks, LineBlock, LoadError, LoadOptions, Loaded, collect_files,
-    load_file, load_file_text, open_transcript_file, parse_transcript_for_replay,
-    read_transcript_text, real_path,
+    Fingerprint, JsonlFile, LineBlock, LoadError, LoadOptions, Loaded, collect_files, jsonl_line,
+    load_file, load_file_text, open_jsonl, parse_transcript_for_replay, read_transcript_text,
+    real_path,
 };
 use toolgate_core::{Transcript, sanitize};
 use toolgate_validator::auto::{Detection, JobDetection, Source};
@@ -181,10 +181,6 @@ fn walk(paths: &[PathBuf]) -> Vec<Result<PathBuf, LoadError>> {
     out
 }
 
-/// Lines read before a JSONL file's kind is decided ([`import::detect`]
-/// looks at the first four).
-const DETECT_LINES: usize = 4;
-
 /// Reads every file and cuts it into jobs, in order; `send` returns false
 /// when the batch is over (the writer stopped). A JSONL file of toolgate
 /// transcripts is read as a stream of lines, never whole; any other file is
@@ -266,74 +262,21 @@ enum Streamed {
     Unreadable(String),
 }
 
-/// The first blocks of a JSONL file, read until its first [`DETECT_LINES`]
-/// non-blank lines (which tell what the file is) are in, and those lines.
-/// UTF-8 and blank lines are checked on the workers (`load_job`), these
-/// first ones here too. The blocks are held until the file's kind is
-/// decided, so their blank lines (which load nothing) are dropped here: a
-/// file of a few lines among millions of blank ones is not held whole, nor
-/// 32 bytes of line for each blank byte.
-fn read_head<R: std::io::Read>(blocks: &mut JsonlBlocks<R>) -> (Vec<LineBlock>, Vec<String>) {
-    let mut first: Vec<LineBlock> = Vec::new();
-    let mut head: Vec<String> = Vec::new();
-    while head.len() < DETECT_LINES {
-        let Some(mut block) = blocks.next() else {
-            break;
-        };
-        let bytes = &block.bytes;
-        block.lines.retain(|line| {
-            let BlockLine::Line(_, range) = line else {
-                return true;
-            };
-            match toolgate_core::load::line_text(bytes.get(range.clone()).unwrap_or_default()) {
-                Ok(None) => false,
-                Ok(Some(text)) => {
-                    if head.len() < DETECT_LINES {
-                        head.push(text.to_string());
-                    }
-                    true
-                }
-                Err(_) => true,
-            }
-        });
-        if block.lines.is_empty() {
-            continue;
-        }
-        block.lines.shrink_to_fit();
-        first.push(block);
-    }
-    (first, head)
-}
-
 /// Sends the lines of a JSONL file of toolgate transcripts as jobs, one
-/// block of lines each ([`JsonlBlocks`]: the file is read into each job's
+/// block of lines each ([`toolgate_core::load::JsonlBlocks`]: the file is read into each job's
 /// own buffer), then its end with its fingerprint.
 fn stream_jsonl(
     path: &std::path::Path,
     opts: &LoadOptions,
     send: &mut dyn FnMut(Work, Option<(PathBuf, Fingerprint)>) -> bool,
 ) -> Streamed {
-    let file = match open_transcript_file(path) {
-        Ok((file, _)) => file,
-        Err(reason) => return Streamed::Unreadable(reason),
+    // The inspector opens it the same way
+    // ([`toolgate_core::load::load_file_with`]).
+    let (first, mut blocks) = match open_jsonl(path, opts) {
+        JsonlFile::Transcripts { first, rest } => (first, rest),
+        JsonlFile::Other => return Streamed::NotTranscripts,
+        JsonlFile::Unreadable(reason) => return Streamed::Unreadable(reason),
     };
-    let mut blocks = JsonlBlocks::new(file, opts.max_file_size);
-    if !opts.fingerprint {
-        blocks = blocks.without_fingerprint();
-    }
-    let (first, head) = read_head(&mut blocks);
-    if let Some(why) = head
-        .first()
-        .and_then(|l| toolgate_core::load::pretty_printed(l))
-    {
-        return Streamed::Unreadable(why);
-    }
-    if !matches!(
-        import::detect(path, &head.join("\n")),
-        None | Some(import::Kind::Toolgate)
-    ) {
-        return Streamed::NotTranscripts;
-    }
     let shared = Arc::new(path.to_path_buf());
     let stem: Arc<str> = Arc::from(
         path.file_stem()
@@ -350,12 +293,7 @@ fn stream_jsonl(
             return Streamed::Stopped;
         }
     }
-    if let Some(e) = blocks.error.take() {
-        let err = LoadError {
-            path: path.to_path_buf(),
-            line: None,
-            reason: format!("read failed after line {}: {e}", blocks.lines_read()),
-        };
+    if let Some(err) = blocks.read_failure(path) {
         return if send(Work::Unreadable(err), None) {
             Streamed::Done
         } else {
@@ -375,28 +313,12 @@ fn stream_jsonl(
 /// The transcripts (or load errors) of one job.
 fn load_job(work: Work) -> Vec<Loaded> {
     match work {
-        Work::Lines { path, stem, block } => {
-            let bad = |n, reason| {
-                Err(LoadError {
-                    path: path.to_path_buf(),
-                    line: Some(n),
-                    reason,
-                })
-            };
-            block
-                .lines
-                .iter()
-                .filter_map(|line| match line {
-                    BlockLine::Line(n, range) => match block.text(range) {
-                        Ok(text) => {
-                            text.map(|t| parse_transcript_for_replay(t, &path, Some(*n), &stem))
-                        }
-                        Err(reason) => Some(bad(*n, reason)),
-                    },
-                    BlockLine::Bad(n, reason) => Some(bad(*n, reason.clone())),
-                })
-                .collect()
-        }
+        // Each line as the inspector reads it.
+        Work::Lines { path, stem, block } => block
+            .lines
+            .iter()
+            .filter_map(|line| jsonl_line(&block, line, &path, &stem, parse_transcript_for_replay))
+            .collect(),
         Work::Whole { path, text } => load_file_text(&path, &text),
         Work::Unreadable(e) => vec![Err(e)],
         Work::Nothing => Vec::new(),
@@ -1331,6 +1253,7 @@ impl BadInputs {
 mod tests {
     use super::*;
     use toolgate_core::load::load_paths;
+    use toolgate_core::load::{BlockLine, JsonlBlocks};
     use toolgate_validator::Profile;
 
     /// Detection as the inspector made it before it streamed: every
@@ -1447,7 +1370,7 @@ mod tests {
         bytes.extend_from_slice("\n".repeat(1 << 20).as_bytes());
         bytes.extend_from_slice(format!("{record}\n").as_bytes());
         let mut blocks = JsonlBlocks::new(&bytes[..], 1 << 20);
-        let (first, head) = read_head(&mut blocks);
+        let (first, head) = toolgate_core::load::jsonl_head(&mut blocks);
         assert_eq!(head, [record, "caf\u{fffd}", record]);
         let held: usize = first
             .iter()

@@ -410,6 +410,176 @@ impl<R: std::io::Read> Iterator for JsonlBlocks<R> {
     }
 }
 
+impl<R> JsonlBlocks<R> {
+    /// The error of a stream a read error ended (`None` when none did),
+    /// naming the last line read; taken once.
+    pub fn read_failure(&mut self, path: &Path) -> Option<LoadError> {
+        self.error.take().map(|e| LoadError {
+            path: path.to_path_buf(),
+            line: None,
+            reason: format!("read failed after line {}: {e}", self.number),
+        })
+    }
+}
+
+/// Lines read before a JSONL file's kind is decided ([`import::detect`]
+/// looks at the first four).
+pub const DETECT_LINES: usize = 4;
+
+/// A `.jsonl` file opened as `label` and the inspector read one: what its
+/// first lines say it holds ([`open_jsonl`]).
+pub enum JsonlFile {
+    /// Toolgate transcripts, one per line: the blocks read to decide (their
+    /// blank lines dropped), then the rest of the stream. Each line is
+    /// read by [`jsonl_line`].
+    Transcripts {
+        /// The first blocks, read to detect the file's kind.
+        first: Vec<LineBlock>,
+        /// The blocks after them.
+        rest: JsonlBlocks<std::fs::File>,
+    },
+    /// Another tool's capture: read whole, by its importer.
+    Other,
+    /// Why the file is not read at all (it cannot be opened, or is
+    /// pretty-printed JSON).
+    Unreadable(String),
+}
+
+/// Opens the `.jsonl` file at `path` as a stream of lines, each at most
+/// `opts.max_file_size` bytes (the file itself has no size limit), and
+/// tells from its first [`DETECT_LINES`] readable lines what it holds.
+/// The one way `label` (the batch) and the inspector ([`load_file_with`])
+/// open a JSONL file: a line that is not UTF-8, over the limit or torn is
+/// that line's error ([`jsonl_line`]), never the whole file's.
+pub fn open_jsonl(path: &Path, opts: &LoadOptions) -> JsonlFile {
+    let file = match open_transcript_file(path) {
+        Ok((file, _)) => file,
+        Err(reason) => return JsonlFile::Unreadable(reason),
+    };
+    let mut blocks = JsonlBlocks::new(file, opts.max_file_size);
+    if !opts.fingerprint {
+        blocks = blocks.without_fingerprint();
+    }
+    let (first, head) = jsonl_head(&mut blocks);
+    if let Some(why) = head.first().and_then(|l| pretty_printed(l)) {
+        return JsonlFile::Unreadable(why);
+    }
+    if !matches!(
+        import::detect(path, &head.join("\n")),
+        None | Some(import::Kind::Toolgate)
+    ) {
+        return JsonlFile::Other;
+    }
+    JsonlFile::Transcripts {
+        first,
+        rest: blocks,
+    }
+}
+
+/// The first blocks of a JSONL file, read until its first [`DETECT_LINES`]
+/// non-blank lines (which tell what the file is) are in, and those lines.
+/// The blocks are held until the file's kind is decided, so their blank
+/// lines (which load nothing) are dropped here: a file of a few lines
+/// among millions of blank ones is not held whole, nor 32 bytes of line
+/// for each blank byte.
+pub fn jsonl_head<R: std::io::Read>(blocks: &mut JsonlBlocks<R>) -> (Vec<LineBlock>, Vec<String>) {
+    let mut first: Vec<LineBlock> = Vec::new();
+    let mut head: Vec<String> = Vec::new();
+    while head.len() < DETECT_LINES {
+        let Some(mut block) = blocks.next() else {
+            break;
+        };
+        let bytes = &block.bytes;
+        block.lines.retain(|line| {
+            let BlockLine::Line(_, range) = line else {
+                return true;
+            };
+            match line_text(bytes.get(range.clone()).unwrap_or_default()) {
+                Ok(None) => false,
+                Ok(Some(text)) => {
+                    if head.len() < DETECT_LINES {
+                        head.push(text.to_string());
+                    }
+                    true
+                }
+                Err(_) => true,
+            }
+        });
+        if block.lines.is_empty() {
+            continue;
+        }
+        block.lines.shrink_to_fit();
+        first.push(block);
+    }
+    (first, head)
+}
+
+/// What one line of a JSONL file of toolgate transcripts loads: nothing
+/// when it is blank; its error, with its number, when it is not read (not
+/// UTF-8, over the line-size limit, a torn last line, a file refused on
+/// its line 1); else the transcript `parse` reads from it, or why it is
+/// none (not JSON, not a transcript). The one rule of a JSONL line, for
+/// `label` (the batch's workers) and the inspector ([`load_file_with`]).
+pub fn jsonl_line(
+    block: &LineBlock,
+    line: &BlockLine,
+    path: &Path,
+    stem: &str,
+    parse: fn(&str, &Path, Option<usize>, &str) -> Loaded,
+) -> Option<Loaded> {
+    let bad = |n: usize, reason: String| {
+        Err(LoadError {
+            path: path.to_path_buf(),
+            line: Some(n),
+            reason,
+        })
+    };
+    match line {
+        BlockLine::Line(n, range) => match block.text(range) {
+            Ok(text) => text.map(|t| parse(t, path, Some(*n), stem)),
+            Err(reason) => Some(bad(*n, reason)),
+        },
+        BlockLine::Bad(n, reason) => Some(bad(*n, reason.clone())),
+    }
+}
+
+/// The transcripts of the `.jsonl` file at `path` read line by line
+/// ([`open_jsonl`], [`jsonl_line`]) as `label` reads them, with the
+/// fingerprint of the whole file when it was read to its end; `None` when
+/// the file is another tool's capture (read whole instead).
+fn load_jsonl(path: &Path, opts: &LoadOptions) -> Option<(Vec<Loaded>, Option<Fingerprint>)> {
+    let (first, mut rest) = match open_jsonl(path, opts) {
+        JsonlFile::Transcripts { first, rest } => (first, rest),
+        JsonlFile::Other => return None,
+        JsonlFile::Unreadable(reason) => {
+            let e = LoadError {
+                path: path.to_path_buf(),
+                line: None,
+                reason,
+            };
+            return Some((vec![Err(e)], None));
+        }
+    };
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut loaded = Vec::new();
+    for block in first.into_iter().chain(rest.by_ref()) {
+        loaded.extend(
+            block
+                .lines
+                .iter()
+                .filter_map(|line| jsonl_line(&block, line, path, &stem, parse_transcript)),
+        );
+    }
+    if let Some(e) = rest.read_failure(path) {
+        loaded.push(Err(e));
+        return Some((loaded, None));
+    }
+    Some((loaded, rest.fingerprint()))
+}
+
 /// Loads one file: one transcript for `.json`, one per non-blank line for `.jsonl`.
 pub fn load_file(path: &Path) -> Vec<Loaded> {
     load_file_with(path, &LoadOptions::default()).0
@@ -426,16 +596,21 @@ pub fn load_file_with(path: &Path, opts: &LoadOptions) -> (Vec<Loaded>, Option<F
         };
         (vec![Err(e)], None)
     };
+    // A JSONL file of transcripts is read line by line, as `label` reads
+    // it: a line that is not UTF-8 (or over the line-size limit) is that
+    // line's error and the other lines are read. The inspector, which
+    // loads through here, refused the whole file for one such line.
+    let jsonl = path.extension().and_then(|e| e.to_str()) == Some("jsonl");
+    if jsonl && let Some(loaded) = load_jsonl(path, opts) {
+        return loaded;
+    }
     let bytes = match read_transcript_file(path, opts) {
         Ok(bytes) => bytes,
         Err(reason) => return err(None, reason),
     };
     // A file [`not_text`] refuses is refused whole; a JSONL file on its
-    // line 1, as its line reader ([`JsonlBlocks`], which `label` streams
-    // it through) refuses it: the inspector, which loads through here,
-    // showed such a file without the line `label` names.
+    // line 1, as its line reader ([`JsonlBlocks`]) refuses it.
     if let Some(why) = not_text(&bytes[..bytes.len().min(SNIFF_BYTES)]) {
-        let jsonl = path.extension().and_then(|e| e.to_str()) == Some("jsonl");
         return err(jsonl.then_some(1), why);
     }
     match utf8_text(bytes) {
@@ -1833,6 +2008,67 @@ mod tests {
         assert!(e.reason.starts_with("not valid JSON"), "{e}");
         // A blank unterminated end is nothing.
         assert_eq!(load_file_text(p, &format!("{whole}\n  ")).len(), 1);
+    }
+
+    /// Regression: the inspector (which loads through [`load_file_with`])
+    /// refused a whole `.jsonl` file for one line that was not UTF-8
+    /// (`x.jsonl: not valid UTF-8 (first bad byte at offset 45)`), and a
+    /// file over the size limit whole, where `label` reports only that
+    /// line, with its number, and reads the others. Each bad line is now
+    /// its own error, by the one line rule ([`jsonl_line`]) `label` reads
+    /// with, and the fingerprint is the whole file's.
+    #[test]
+    fn each_bad_line_of_a_jsonl_file_is_its_own_error_and_the_rest_load() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.jsonl");
+        let mut bytes = Vec::new();
+        bytes.extend_from_slice(b"{\"id\": \"a\", \"output\": \"hi\"}\n");
+        bytes.extend_from_slice(b"{\"id\": \"b\", \"output\": \"caf\xe9\"}\n");
+        bytes.extend_from_slice(b"not json\n");
+        bytes.extend_from_slice(b"[1, 2]\n");
+        bytes.extend_from_slice(b"{\"id\": \"e\"}\n");
+        bytes.extend_from_slice(format!("{{\"output\": \"{}\"}}\n", "x".repeat(100)).as_bytes());
+        bytes.extend_from_slice(b"\n{\"id\": \"g\", \"output\": \"hi\"}\n");
+        bytes.extend_from_slice(b"{\"id\": \"h\", \"out");
+        std::fs::write(&path, &bytes).unwrap();
+        let opts = LoadOptions {
+            max_file_size: 64,
+            fingerprint: true,
+        };
+        let (loaded, fingerprint) = load_file_with(&path, &opts);
+        let got: Vec<(Option<usize>, String)> = loaded
+            .iter()
+            .map(|l| match l {
+                Ok(t) => (t.line, format!("id {}", t.id)),
+                Err(e) => (e.line, e.reason.clone()),
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (Some(1), "id a".to_string()),
+                (
+                    Some(2),
+                    "not valid UTF-8 (first bad byte at offset 26)".to_string()
+                ),
+                (
+                    Some(3),
+                    "not valid JSON: expected ident at line 1 column 2".to_string()
+                ),
+                (Some(4), "not a JSON object".to_string()),
+                (Some(5), "missing `output` (and no `response`)".to_string()),
+                (Some(6), over_limit(114, 64)),
+                (Some(8), "id g".to_string()),
+                (Some(9), TORN.to_string()),
+            ]
+        );
+        assert!(
+            loaded
+                .iter()
+                .all(|l| l.as_ref().is_err_and(|e| e.path == path)
+                    || l.as_ref().is_ok_and(|t| t.path == path))
+        );
+        assert_eq!(fingerprint, Some(Fingerprint::of(&bytes)));
     }
 
     #[test]

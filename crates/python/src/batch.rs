@@ -91,11 +91,6 @@ pub fn load_row(bytes: &[u8], path: &Path, line: Option<usize>, ends_file: bool)
     parse_transcript(text, path, line, &stem)
 }
 
-/// Lines of a JSONL file read before its kind is decided, as the binary
-/// reads them (`toolgate_batch`'s `DETECT_LINES`: [`import::detect`] looks
-/// at the first four).
-const DETECT_LINES: usize = 4;
-
 /// The transcripts of a file's bytes as if read from `path`, as the binary
 /// reads a file: UTF-8 text is [`load::load_str`]'s; a JSONL file of
 /// toolgate transcripts that is not all UTF-8 is read line by line (the
@@ -147,7 +142,7 @@ pub fn load_bytes(bytes: &[u8], path: &Path) -> Vec<Loaded> {
                 BlockLine::Bad(..) => None,
             })
         })
-        .take(DETECT_LINES)
+        .take(load::DETECT_LINES)
         .collect();
     if !matches!(
         import::detect(path, &head.join("\n")),
@@ -160,23 +155,13 @@ pub fn load_bytes(bytes: &[u8], path: &Path) -> Vec<Loaded> {
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let bad = |n: usize, reason: String| {
-        Err(LoadError {
-            path: path.to_path_buf(),
-            line: Some(n),
-            reason,
-        })
-    };
+    // Each line by the binary's (and the inspector's) one line rule.
     blocks
         .iter()
         .flat_map(|b| {
-            b.lines.iter().filter_map(|line| match line {
-                BlockLine::Line(n, range) => match b.text(range) {
-                    Ok(text) => text.map(|t| parse_transcript(t, path, Some(*n), &stem)),
-                    Err(reason) => Some(bad(*n, reason)),
-                },
-                BlockLine::Bad(n, reason) => Some(bad(*n, reason.clone())),
-            })
+            b.lines
+                .iter()
+                .filter_map(|line| load::jsonl_line(b, line, path, &stem, parse_transcript))
         })
         .collect()
 }

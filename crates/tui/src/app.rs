@@ -423,7 +423,12 @@ impl App {
                 aliases,
                 errors,
             } => self.store.scanned(dir, files, &aliases, errors),
-            Event::Loaded { path, seq, items } => self.store.loaded(path, seq, items),
+            Event::Loaded {
+                path,
+                seq,
+                items,
+                writing,
+            } => self.store.loaded(path, seq, items, writing),
             Event::Replayed { entry, replay } => {
                 if self
                     .replaying

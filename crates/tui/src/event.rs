@@ -41,6 +41,11 @@ pub enum Event {
         seq: u64,
         /// One item per transcript (one per line for JSONL).
         items: Vec<Item>,
+        /// The file ends in a torn line ([`toolgate_core::load::TORN`],
+        /// the last of `items`) and changed so recently that the line is
+        /// taken for one still being written: how long yet it is held back
+        /// before it is reported ([`crate::worker::WRITING_GRACE`]).
+        writing: Option<std::time::Duration>,
     },
     /// A transcript was replayed again, whole, for the views that show the
     /// selected one ([`Job::Replay`]).

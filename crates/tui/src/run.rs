@@ -298,6 +298,8 @@ pub fn run_with(
                     Err(_) => break,
                 }
             }
+            // A torn last line whose writer went quiet is reported now.
+            app.store.release_held(Instant::now());
             if app.is_dirty()
                 && last_rebuild.elapsed() >= (rebuild_cost * 4).max(Duration::from_millis(50))
             {

@@ -12,6 +12,7 @@ use crate::row::Row;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 use toolgate_core::LoadError;
 use toolgate_core::load;
 
@@ -41,6 +42,9 @@ struct FileState {
     /// The outstanding load was asked for because the file changed on
     /// disk: its models' transcripts changed ([`Store::take_touched`]).
     changed: bool,
+    /// A torn last line taken for one still being written, held back
+    /// until the instant it is reported at ([`Store::release_held`]).
+    held: Option<(LoadError, Instant)>,
 }
 
 /// Every watched file and what loading it gave.
@@ -70,6 +74,8 @@ pub struct Store {
     touched: HashSet<Option<String>>,
     /// Goes up whenever `touched` grows: detection waits until it stops.
     touched_generation: u64,
+    /// The files holding back a line being written ([`FileState::held`]).
+    holding: HashSet<PathBuf>,
 }
 
 impl Store {
@@ -91,6 +97,7 @@ impl Store {
             watch_error: None,
             touched: HashSet::new(),
             touched_generation: 0,
+            holding: HashSet::new(),
         };
         for (root, _) in &roots {
             store.scans_pending += 1;
@@ -122,11 +129,32 @@ impl Store {
     }
 
     /// A file was loaded: its items replace the previous ones, unless a
-    /// newer load was requested since.
-    pub fn loaded(&mut self, path: PathBuf, seq: u64, items: Vec<Item>) {
+    /// newer load was requested since. `writing`: its last item is a torn
+    /// line taken for one still being written, held back that long (not a
+    /// row, not reported) unless the file changes again meanwhile; then it
+    /// is reported as `label` reports it ([`Store::release_held`]).
+    pub fn loaded(
+        &mut self,
+        path: PathBuf,
+        seq: u64,
+        mut items: Vec<Item>,
+        writing: Option<Duration>,
+    ) {
         if let Some(f) = self.files.get_mut(&path)
             && f.seq == seq
         {
+            f.held = match (writing, items.last()) {
+                (Some(left), Some(Err(e))) if e.reason == load::TORN => items
+                    .pop()
+                    .and_then(Result::err)
+                    .map(|e| (e, Instant::now() + left)),
+                _ => None,
+            };
+            if f.held.is_some() {
+                self.holding.insert(path.clone());
+            } else {
+                self.holding.remove(&path);
+            }
             if std::mem::take(&mut f.changed) {
                 // The models it held and the models it holds now.
                 let models = models_of(&f.items).chain(models_of(&items)).cloned();
@@ -137,6 +165,36 @@ impl Store {
             f.pending = false;
             self.dirty = true;
         }
+    }
+
+    /// Reports the lines held back as being written ([`Store::loaded`])
+    /// whose file has not changed since up to `now`: the writer stopped
+    /// mid-line. Whether the list changed.
+    pub fn release_held(&mut self, now: Instant) -> bool {
+        if self.holding.is_empty() {
+            return false;
+        }
+        let mut released = false;
+        let files = &mut self.files;
+        self.holding.retain(|path| {
+            let Some(f) = files.get_mut(path) else {
+                return false;
+            };
+            match f.held.take() {
+                Some((e, due)) if due <= now => {
+                    f.items.push(Err(e));
+                    released = true;
+                    false
+                }
+                held => {
+                    let waiting = held.is_some();
+                    f.held = held;
+                    waiting
+                }
+            }
+        });
+        self.dirty |= released;
+        released
     }
 
     /// Every loaded transcript that `keep` makes a row of, in file then

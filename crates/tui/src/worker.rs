@@ -111,8 +111,13 @@ pub fn execute(job: Job, replayer: &dyn Replayer) -> Event {
             }
         }
         Job::Load { path, seq, .. } => {
-            let items = load_and_replay(&path, replayer);
-            Event::Loaded { path, seq, items }
+            let (items, writing) = load_and_replay(&path, replayer);
+            Event::Loaded {
+                path,
+                seq,
+                items,
+                writing,
+            }
         }
         Job::Replay(Again(entry)) => {
             let replay = replay_again(&entry, replayer).map(Arc::new);
@@ -171,11 +176,40 @@ fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "unknown panic".into())
 }
 
-fn load_and_replay(path: &Path, replayer: &dyn Replayer) -> Vec<Item> {
+/// How long after a file last changed a torn last line (JSON cut inside a
+/// record, no newline after it: [`load::TORN`]) is taken for a line its
+/// writer is still writing, and held back instead of reported. A writer
+/// that stopped mid-line (a crash, a full disk) leaves the file quiet: the
+/// line is then reported as `label` reports it, with the same message and
+/// number.
+pub const WRITING_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// How long yet the torn last line of `loaded` (read from `path`) is held
+/// back as a line being written: `None` when there is none, or when the
+/// file has been quiet for [`WRITING_GRACE`] (at startup, a file at rest:
+/// reported at once, as `label` reports it). A modification time in the
+/// future counts as now.
+pub fn still_writing(path: &Path, loaded: &[load::Loaded]) -> Option<std::time::Duration> {
+    let torn = matches!(loaded.last(), Some(Err(e)) if e.reason == load::TORN);
+    if !torn {
+        return None;
+    }
+    let modified = std::fs::metadata(path).and_then(|m| m.modified()).ok()?;
+    let age = modified.elapsed().unwrap_or_default();
+    WRITING_GRACE
+        .checked_sub(age)
+        .filter(|left| !left.is_zero())
+}
+
+fn load_and_replay(
+    path: &Path,
+    replayer: &dyn Replayer,
+) -> (Vec<Item>, Option<std::time::Duration>) {
     // The fingerprint of the very text the rows come from: `a` writes into
     // that text only.
     let (loaded, fingerprint) = load::load_file_with(path, &load::LoadOptions::default());
-    loaded
+    let writing = still_writing(path, &loaded);
+    let items = loaded
         .into_iter()
         .map(|loaded| {
             let transcript = loaded?;
@@ -198,7 +232,8 @@ fn load_and_replay(path: &Path, replayer: &dyn Replayer) -> Vec<Item> {
                 }
             }
         })
-        .collect()
+        .collect();
+    (items, writing)
 }
 
 #[derive(Default)]

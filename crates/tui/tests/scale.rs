@@ -38,7 +38,12 @@ fn answer_loads(app: &mut App) {
                 .and_then(|s| s.trim_start_matches('f').parse().ok())
                 .unwrap();
             let items = vec![entry(&path, i)];
-            app.update(Event::Loaded { path, seq, items });
+            app.update(Event::Loaded {
+                path,
+                seq,
+                items,
+                writing: None,
+            });
         }
     }
 }
@@ -131,6 +136,7 @@ fn five_thousand_files_added_at_once_settle_in_under_a_second() {
             path,
             seq,
             items: vec![item],
+            writing: None,
         });
     }
     app.update(Event::Tick);

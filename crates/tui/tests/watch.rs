@@ -307,8 +307,12 @@ fn rescanning_a_directory_loads_only_the_files_it_did_not_know() {
 
 /// A proxy record segment grows by appended lines: each append is a
 /// change of the same file, reloaded whole, so the new exchange shows; a
-/// line still being written (torn) is reported, never shown as a row, and
-/// shows once it is whole.
+/// line still being written (torn) is never shown as a row, and shows once
+/// it is whole. Regression: while the writer was mid-line the inspector
+/// listed the line as unreadable (`torn last line …`); it is now held back
+/// while the file changed less than `WRITING_GRACE` ago, and reported as
+/// `label` reports it (same line, same message) only if the file stays
+/// quiet that long with the line still cut.
 #[test]
 fn a_record_segment_that_grows_shows_each_appended_exchange() {
     use std::io::Write;
@@ -338,9 +342,59 @@ fn a_record_segment_that_grows_shows_each_appended_exchange() {
     f.write_all(head.as_bytes()).unwrap();
     reload(&mut app);
     assert_eq!(ids(&app), ["first", "x1"], "a torn line is not a row");
+    assert!(app.unreadable.is_empty(), "mid-line: {:?}", app.unreadable);
+    let text = screen(&render(&app, 120, 40));
+    assert!(!text.contains("unreadable"), "{text}");
+    // Not yet quiet for long enough: still held.
+    assert!(!app.store.release_held(Instant::now()));
     f.write_all(tail.as_bytes()).unwrap();
     reload(&mut app);
     assert_eq!(ids(&app), ["first", "x1", "x2"]);
+    assert!(app.unreadable.is_empty());
+    // Nothing is held once the line is whole.
+    assert!(
+        !app.store
+            .release_held(Instant::now() + 2 * toolgate_tui::worker::WRITING_GRACE)
+    );
+
+    // A writer that stops mid-line: once the file is quiet, the line is
+    // reported as `label` reports it.
+    let third = line("x3");
+    f.write_all(&third.as_bytes()[..10]).unwrap();
+    reload(&mut app);
+    assert!(app.unreadable.is_empty());
+    assert!(
+        app.store
+            .release_held(Instant::now() + toolgate_tui::worker::WRITING_GRACE)
+    );
+    app.update(Event::Tick);
+    let torn = vec![(Some(3), toolgate_core::load::TORN.to_string())];
+    assert_eq!(unreadable_of(&app, &path), torn);
+    assert_eq!(ids(&app), ["first", "x1", "x2"]);
+    assert_eq!(label_reads(&path, Default::default()).1, torn);
+    let text = screen(&render(&app, 120, 40));
+    assert!(text.contains("⚠ 1 unreadable"), "{text}");
+}
+
+/// The same rule at startup: a torn last line of a file that changed just
+/// now is a line being written (held back), of a file at rest a torn line
+/// (reported at once, as `label` reports it; the first test above).
+#[test]
+fn at_startup_a_torn_line_of_a_file_being_written_is_held_back() {
+    let body = format!("{}{{\"id\": \"x2\", \"out", jsonl_line("x1"));
+    let (dir, mut app) = loaded(&[("seg.jsonl", body)]);
+    let path = path_in(dir.path(), "seg.jsonl");
+    assert_eq!(ids(&app), ["x1"]);
+    assert!(app.unreadable.is_empty(), "{:?}", app.unreadable);
+    assert!(
+        app.store
+            .release_held(Instant::now() + toolgate_tui::worker::WRITING_GRACE)
+    );
+    app.update(Event::Tick);
+    assert_eq!(
+        unreadable_of(&app, &path),
+        [(Some(2), toolgate_core::load::TORN.to_string())]
+    );
 }
 
 /// Changes lost to an overflowed event queue left the list stale for good:
@@ -510,4 +564,208 @@ fn a_compressed_or_utf16_file_created_while_watching_is_listed_with_the_refusal(
     app.update(changed(gz, PathKind::Gone));
     settle(&mut app);
     assert_eq!(listed(&app), [(utf16, Some(1), UTF16_REASON.to_string())]);
+}
+
+/// A file's unreadable entries as the app lists them: line and reason.
+fn unreadable_of(app: &App, path: &std::path::Path) -> Vec<(Option<usize>, String)> {
+    app.unreadable
+        .iter()
+        .filter(|e| e.path == path)
+        .map(|e| (e.line, e.reason.clone()))
+        .collect()
+}
+
+/// What `toolgate label` reads from `path` (its batch, `opts`): each
+/// transcript's id and each unreadable line with its number and reason.
+fn label_reads(
+    path: &std::path::Path,
+    opts: toolgate_core::load::LoadOptions,
+) -> (Vec<String>, Vec<(Option<usize>, String)>) {
+    use toolgate_validator::{Auto, Engine, Profile};
+    let engine = Engine::new(Profile::reading("hermes"));
+    let auto = Auto::given(Profile::reading("hermes"));
+    let entries = toolgate_batch::collect(
+        &engine,
+        &auto,
+        &[path.to_path_buf()],
+        &toolgate_batch::BatchOptions {
+            load: opts,
+            workers: 1,
+        },
+        |_, _, _| (),
+    );
+    let mut ids = Vec::new();
+    let mut bad = Vec::new();
+    for entry in entries {
+        match entry {
+            toolgate_batch::Entry::Done { transcript, .. } => ids.push(transcript.id.clone()),
+            toolgate_batch::Entry::Bad(e) => bad.push((e.line, e.reason)),
+            toolgate_batch::Entry::FileEnd { .. } => {}
+        }
+    }
+    (ids, bad)
+}
+
+/// One JSONL line of a transcript `id`.
+fn jsonl_line(id: &str) -> String {
+    let v: serde_json::Value = serde_json::from_str(&transcript(id, "m", "t", "hi", "")).unwrap();
+    format!("{v}\n")
+}
+
+/// A line that is not UTF-8: `{"id": "bad", "output": "caf<E9>"}`.
+const NOT_UTF8: &[u8] = b"{\"id\": \"bad\", \"output\": \"caf\xe9\"}\n";
+const NOT_UTF8_REASON: &str = "not valid UTF-8 (first bad byte at offset 28)";
+
+/// Sets the modification time of `path` an hour back: a file at rest.
+fn at_rest(path: &std::path::Path) {
+    let f = std::fs::File::options().write(true).open(path).unwrap();
+    f.set_modified(std::time::SystemTime::now() - Duration::from_secs(3600))
+        .unwrap();
+}
+
+/// Regression: one line of a `.jsonl` file that is not UTF-8 made the
+/// inspector list the WHOLE file as unreadable (`x.jsonl  not valid UTF-8
+/// (first bad byte at offset 1283)`, none of its transcripts shown), where
+/// `label` reports only that line, with its number, and labels the others.
+/// The inspector now shows every readable transcript of the file and each
+/// bad line (not UTF-8, not JSON, JSON that is no transcript, a torn last
+/// line of a file at rest) as `label` reports it: the same lines, numbers
+/// and reasons, the reason sanitised on screen (no byte of the line shown).
+#[test]
+fn a_jsonl_file_with_bad_lines_shows_its_transcripts_and_each_bad_line_as_label_does() {
+    let mut bytes = jsonl_line("one").into_bytes();
+    bytes.extend_from_slice(NOT_UTF8);
+    bytes.extend_from_slice(b"not json \x1b[31mred\n");
+    bytes.extend_from_slice(b"[1, 2]\n");
+    bytes.extend_from_slice(jsonl_line("two").as_bytes());
+    bytes.extend_from_slice(b"{\"id\": \"torn\", \"output\": \"h");
+    let dir = tempfile::tempdir().unwrap();
+    let path = path_in(dir.path(), "mixed.jsonl");
+    std::fs::write(&path, &bytes).unwrap();
+    at_rest(&path);
+    let mut app = App::new(
+        vec![(
+            std::fs::canonicalize(dir.path()).unwrap(),
+            "transcripts".into(),
+        )],
+        toolgate_tui::Replayer::modes(&Fake),
+        "default".into(),
+        "tag",
+    );
+    settle(&mut app);
+    assert_eq!(ids(&app), ["one", "two"]);
+    let want = vec![
+        (Some(2), NOT_UTF8_REASON.to_string()),
+        (
+            Some(3),
+            "not valid JSON: expected ident at line 1 column 2".to_string(),
+        ),
+        (Some(4), "not a JSON object".to_string()),
+        (Some(6), toolgate_core::load::TORN.to_string()),
+    ];
+    assert_eq!(unreadable_of(&app, &path), want);
+    // `label` on the same file: the same transcripts, lines and reasons.
+    assert_eq!(
+        label_reads(&path, Default::default()),
+        (vec!["one".to_string(), "two".to_string()], want)
+    );
+
+    let text = screen(&render(&app, 300, 40));
+    assert!(text.contains("⚠ 4 unreadable"), "{text}");
+    keys(&mut app, "u");
+    let text = screen(&render(&app, 300, 40));
+    assert!(
+        text.contains(&format!("transcripts/mixed.jsonl:2  {NOT_UTF8_REASON}")),
+        "{text}"
+    );
+    assert!(
+        text.contains("transcripts/mixed.jsonl:6  torn last line"),
+        "{text}"
+    );
+    // Nothing of the lines' own bytes reaches the screen.
+    assert!(
+        !text.contains("caf") && !text.contains("red") && !text.contains('\u{fffd}'),
+        "{text}"
+    );
+}
+
+/// The line-size limit: a line over it is that line's error, in the
+/// inspector's loader as in `label`, and the file's other lines are read
+/// (the inspector refused the whole file, over the limit as a file).
+/// Shown with a small limit: the inspector reads with the default one,
+/// through the same loader.
+#[test]
+fn a_line_over_the_size_limit_is_that_lines_error_in_the_inspector_as_in_label() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = path_in(dir.path(), "long.jsonl");
+    let short = "{\"id\": \"s1\", \"output\": \"hi\"}\n";
+    let long = format!(
+        "{{\"id\": \"long\", \"output\": \"{}\"}}\n",
+        "x".repeat(200)
+    );
+    std::fs::write(&path, format!("{short}{long}{}", short.replace("s1", "s2"))).unwrap();
+    let opts = toolgate_core::load::LoadOptions {
+        max_file_size: 100,
+        fingerprint: true,
+    };
+    let (loaded, _) = toolgate_core::load::load_file_with(&path, &opts);
+    let inspector: (Vec<String>, Vec<(Option<usize>, String)>) = (
+        loaded
+            .iter()
+            .filter_map(|l| l.as_ref().ok().map(|t| t.id.clone()))
+            .collect(),
+        loaded
+            .iter()
+            .filter_map(|l| l.as_ref().err().map(|e| (e.line, e.reason.clone())))
+            .collect(),
+    );
+    let want = (
+        vec!["s1".to_string(), "s2".to_string()],
+        vec![(
+            Some(2),
+            "228 bytes, over the 100-byte limit (--max-file-size): not read".to_string(),
+        )],
+    );
+    assert_eq!(inspector, want);
+    assert_eq!(label_reads(&path, opts), want);
+}
+
+/// Lines appended to a watched file: each bad one is listed as `label`
+/// lists it (its number and reason) once it is whole, the transcripts
+/// around it shown, as an inspector started on the file then shows it.
+#[test]
+fn bad_lines_appended_while_watching_are_listed_as_label_lists_them() {
+    use std::io::Write;
+    let (dir, mut app) = loaded(&one());
+    let path = path_in(dir.path(), "grows.jsonl");
+    let reload = |app: &mut App| {
+        app.update(changed(path.clone(), PathKind::File));
+        settle(app);
+    };
+    std::fs::write(&path, jsonl_line("x1")).unwrap();
+    reload(&mut app);
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    f.write_all(NOT_UTF8).unwrap();
+    f.write_all(b"{oops\n").unwrap();
+    f.write_all(b"\"just a string\"\n").unwrap();
+    f.write_all(jsonl_line("x2").as_bytes()).unwrap();
+    reload(&mut app);
+    assert_eq!(ids(&app), ["first", "x1", "x2"]);
+    let want = vec![
+        (Some(2), NOT_UTF8_REASON.to_string()),
+        (
+            Some(3),
+            "not valid JSON: key must be a string at line 1 column 2".to_string(),
+        ),
+        (Some(4), "not a JSON object".to_string()),
+    ];
+    assert_eq!(unreadable_of(&app, &path), want);
+    let (label_ids, label_bad) = label_reads(&path, Default::default());
+    assert_eq!(
+        (label_ids, label_bad),
+        (vec!["x1".into(), "x2".into()], want)
+    );
 }
