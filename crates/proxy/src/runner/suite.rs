@@ -270,6 +270,20 @@ fn parse_task(line: &str, n: usize) -> Result<Task, String> {
         None => return Err("missing `task`".into()),
     };
     let ctx = |reason: String| format!("task `{task}`: {reason}");
+    // A sample holds `messages` and `tools` one level deeper (under
+    // `request`): a task as deep as serde_json reads would make samples
+    // no reader reads, each paid for, and never asked again by a rerun.
+    let depth = 1 + obj
+        .values()
+        .map(toolgate_core::nodes::nesting)
+        .max()
+        .unwrap_or(0);
+    let max = toolgate_core::nodes::MAX_READ_DEPTH;
+    if depth >= max {
+        return Err(ctx(format!(
+            "the task nests {depth} levels deep: a sample holds its `messages` and `tools` one level deeper, past the {max} levels a transcript is read with"
+        )));
+    }
 
     let messages = match obj.get("messages") {
         Some(Value::Array(m)) if !m.is_empty() => m.clone(),
