@@ -20,6 +20,10 @@ use toolgate_core::sanitize::{redact_credentials, redact_member};
 /// JSON object per line. Its extension is not `.json`/`.jsonl`, so no reader
 /// of transcripts ever takes a run error for a model's answer.
 pub const ERRORS_FILE: &str = "run-errors.log";
+/// The file (in the output directory) a run holds an exclusive advisory
+/// lock on while it runs, so that two runs never write into one directory
+/// at once. A hidden name, not `.json`: no reader takes it for a transcript.
+const LOCK_FILE: &str = ".toolgate-run.lock";
 /// The largest response body read; a bigger one is a run error.
 pub const MAX_RESPONSE_BYTES: usize = 32 << 20;
 /// The most JSON values an answer may hold (the proxy's
@@ -565,7 +569,10 @@ async fn attempt(
             .get(reqwest::header::LOCATION)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| resp.url().join(v).ok())
-            .map_or_else(|| "nowhere readable".to_string(), |u| redacted_url(u.as_str()));
+            .map_or_else(
+                || "nowhere readable".to_string(),
+                |u| redacted_url(u.as_str()),
+            );
         return Err(AttemptError::Fatal(format!(
             "the endpoint redirected (HTTP {status}) to {to}: not followed (give the URL it points to as --base-url)"
         )));
@@ -828,6 +835,29 @@ pub fn run(suite: &Suite, cfg: &RunConfig) -> Result<RunSummary, RunError> {
             )));
         }
         std::fs::create_dir_all(&dir).map_err(|e| RunError::Io(dir.clone(), e))?;
+    }
+    // One run at a time into a directory: a second one would ask (and pay
+    // for) every sample the first is asking, and remove the first's error
+    // log. Held until `run` returns; the file stays (removing it would race
+    // a run taking it).
+    let lock_path = cfg.out.join(LOCK_FILE);
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(|e| RunError::Io(lock_path.clone(), e))?;
+    match lock.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => {
+            return Err(RunError::Config(format!(
+                "another `toolgate run` is writing into {}: wait for it to end, or give another --out",
+                cfg.out.display()
+            )));
+        }
+        // No advisory lock on this file system: runs are not kept apart.
+        Err(std::fs::TryLockError::Error(e)) if e.kind() == std::io::ErrorKind::Unsupported => {}
+        Err(std::fs::TryLockError::Error(e)) => return Err(RunError::Io(lock_path, e)),
     }
     // The log holds the run errors of the last run: each run sends again
     // every sample an earlier one failed, so an older line is either
@@ -1497,6 +1527,41 @@ mod tests {
         assert_eq!(run(&suite, &c).unwrap().written, 1);
         let loaded = toolgate_core::load::load_file(&sample_path(out.path(), "m", "t", 1));
         assert_eq!(loaded[0].as_ref().map(|t| t.output.as_str()), Ok("hi"));
+    }
+
+    /// s50 audit: a second `toolgate run` into the directory a first one
+    /// was writing asked (and paid for) every sample the first was asking,
+    /// and removed the first's `run-errors.log`. It is refused before any
+    /// request, the log left alone.
+    #[test]
+    fn a_second_run_into_the_same_directory_is_refused_while_the_first_runs() {
+        let (url, heads) = serve(|_| (200, ok_answer()));
+        let out = tempfile::tempdir().unwrap();
+        std::fs::write(out.path().join(ERRORS_FILE), "{}\n").unwrap();
+        let held = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(out.path().join(LOCK_FILE))
+            .unwrap();
+        held.lock().unwrap();
+        let mut c = cfg();
+        c.base_url = url;
+        c.k = 1;
+        c.out = out.path().to_path_buf();
+        let err = run(&one_task_suite(), &c).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            format!(
+                "another `toolgate run` is writing into {}: wait for it to end, or give another --out",
+                out.path().display()
+            )
+        );
+        assert_eq!(heads.lock().unwrap().len(), 0);
+        assert!(out.path().join(ERRORS_FILE).exists());
+        // The first run ended: the next one runs.
+        drop(held);
+        assert_eq!(run(&one_task_suite(), &c).unwrap().written, 1);
     }
 
     fn ok_answer() -> String {
