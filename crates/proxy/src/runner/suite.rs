@@ -248,7 +248,32 @@ fn tool_name(tool: &Value) -> Option<&str> {
         .and_then(Value::as_str)
 }
 
+/// The most JSON values one task line may hold. A sample holds the task's
+/// `tools` twice (its own and the request's), its `messages` and `expect`
+/// once, beside an answer of up to `exec::MAX_RESPONSE_VALUES` and its
+/// calls' copy: with this bound that stays under the
+/// [`MAX_DOCUMENT_VALUES`](toolgate_core::nodes::MAX_DOCUMENT_VALUES) a
+/// transcript is read with (a task of 5 million values made samples the
+/// loader refused, and a rerun never asked again), and no task line is
+/// built into gigabytes. A real task holds some thousands.
+pub const MAX_TASK_VALUES: usize = 500_000;
+const _: () = assert!(
+    2 * super::exec::MAX_RESPONSE_VALUES + 2 * MAX_TASK_VALUES
+        < toolgate_core::nodes::MAX_DOCUMENT_VALUES
+);
+
 fn parse_task(line: &str, n: usize) -> Result<Task, String> {
+    // Fewer bytes than two a value cannot hold more (`0,`): not counted.
+    if line.len() >= 2 * MAX_TASK_VALUES
+        && toolgate_core::nodes::too_many_nodes(
+            line.as_bytes(),
+            &toolgate_core::nodes::Nodes::new(MAX_TASK_VALUES),
+        )
+    {
+        return Err(format!(
+            "the task holds more than {MAX_TASK_VALUES} JSON values: its samples, which hold it twice beside the answer, could not be read"
+        ));
+    }
     let value: Value = serde_json::from_str(line).map_err(|e| format!("not valid JSON: {e}"))?;
     let Value::Object(obj) = value else {
         return Err(format!(
@@ -515,6 +540,27 @@ mod tests {
             Ok(_) => Vec::new(),
             Err(e) => e.0.iter().map(|e| e.to_string()).collect(),
         }
+    }
+
+    /// s50 audit: a task line of 5 million values (a tool's `enum`) ran,
+    /// and each sample, holding the tools twice, was more values than the
+    /// loader reads: `label` refused every sample and a rerun never asked
+    /// again. Past [`MAX_TASK_VALUES`] the line is refused, not built.
+    #[test]
+    fn a_task_of_too_many_json_values_is_refused() {
+        let task = |n: usize| {
+            let zeros = vec!["0"; n].join(",");
+            format!(
+                r#"{{"task":"t","messages":[{{"role":"user","content":"x"}}],"tools":[{{"type":"function","function":{{"name":"f","parameters":{{"enum":[{zeros}]}}}}}}],"expect":{{"calls":[]}}}}"#
+            )
+        };
+        assert_eq!(
+            errors(&task(MAX_TASK_VALUES)),
+            [
+                "s.jsonl:1: the task holds more than 500000 JSON values: its samples, which hold it twice beside the answer, could not be read"
+            ]
+        );
+        assert_eq!(errors(&task(MAX_TASK_VALUES - 100)), Vec::<String>::new());
     }
 
     #[test]
