@@ -846,18 +846,24 @@ pub fn run(suite: &Suite, cfg: &RunConfig) -> Result<RunSummary, RunError> {
         .truncate(false)
         .write(true)
         .open(&lock_path)
-        .map_err(|e| RunError::Io(lock_path.clone(), e))?;
-    match lock.try_lock() {
-        Ok(()) => {}
-        Err(std::fs::TryLockError::WouldBlock) => {
+        // A directory this user cannot write: the lock of a run that could.
+        .or_else(|_| std::fs::File::open(&lock_path));
+    match lock.as_ref().map(std::fs::File::try_lock) {
+        Ok(Ok(())) => {}
+        Ok(Err(std::fs::TryLockError::WouldBlock)) => {
             return Err(RunError::Config(format!(
                 "another `toolgate run` is writing into {}: wait for it to end, or give another --out",
                 cfg.out.display()
             )));
         }
         // No advisory lock on this file system: runs are not kept apart.
-        Err(std::fs::TryLockError::Error(e)) if e.kind() == std::io::ErrorKind::Unsupported => {}
-        Err(std::fs::TryLockError::Error(e)) => return Err(RunError::Io(lock_path, e)),
+        Ok(Err(std::fs::TryLockError::Error(e))) if e.kind() == std::io::ErrorKind::Unsupported => {
+        }
+        Ok(Err(std::fs::TryLockError::Error(e))) => return Err(RunError::Io(lock_path, e)),
+        // No lock file and none can be made here (a read-only directory):
+        // this run can write no sample either, and a complete run reads
+        // as it did.
+        Err(_) => {}
     }
     // The log holds the run errors of the last run: each run sends again
     // every sample an earlier one failed, so an older line is either
