@@ -192,7 +192,7 @@ impl Suite {
                     errors.push(SuiteError {
                         path: path.to_path_buf(),
                         line: Some(n),
-                        reason,
+                        reason: capped(reason),
                     })
                 } else {
                     unshown += 1;
@@ -237,6 +237,21 @@ impl Suite {
             Err(SuiteErrors(errors))
         }
     }
+}
+
+/// The most characters a suite error's reason keeps: it quotes what the
+/// line holds (a name, a role, a value), and a line may be hundreds of
+/// megabytes, which went to stderr whole.
+pub const MAX_REASON: usize = 1000;
+
+/// `reason`, cut to [`MAX_REASON`] characters with `…`.
+fn capped(reason: String) -> String {
+    if reason.chars().count() <= MAX_REASON {
+        return reason;
+    }
+    let mut out: String = reason.chars().take(MAX_REASON - 1).collect();
+    out.push('…');
+    out
 }
 
 /// The name of a tool definition (OpenAI style or bare).
@@ -561,6 +576,22 @@ mod tests {
             ]
         );
         assert_eq!(errors(&task(MAX_TASK_VALUES - 100)), Vec::<String>::new());
+    }
+
+    /// s50 audit: a reason quotes what the line holds, whole: a role of a
+    /// million characters (or a `tool_choice` of any size) put all of it
+    /// on stderr. A reason is cut at [`MAX_REASON`] characters.
+    #[test]
+    fn a_reason_quoting_a_huge_value_is_cut() {
+        let role = "r".repeat(1_000_000);
+        let text = format!(
+            r#"{{"task":"t","messages":[{{"role":"{role}","content":"x"}}],"tools":[],"expect":{{"calls":[]}}}}"#
+        );
+        let e = errors(&text);
+        let start = "s.jsonl:1: task `t`: `messages[0]` has an unknown role `rrr";
+        assert!(e[0].starts_with(start), "{}", &e[0][..80]);
+        assert!(e[0].ends_with("rr…"), "{}", &e[0][e[0].len() - 80..]);
+        assert_eq!(e[0].chars().count(), "s.jsonl:1: ".len() + MAX_REASON);
     }
 
     #[test]
