@@ -486,8 +486,9 @@ pub fn pair_form_refusal(raw: &Map<String, Value>) -> Option<String> {
 /// reads it as toolgate's own format and reports what is missing).
 pub fn detect(path: &Path, text: &str) -> Option<Kind> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let first = text
-        .lines()
+    // Lines as a stream ends them (a lone CR too): a CR-only capture that
+    // opens with a comment is one `.lines()` line, skipped as a comment.
+    let first = sse::sse_lines(text)
         .map(str::trim)
         .find(|l| !l.is_empty() && !l.starts_with(':'))?;
     if ["data:", "event:", "id:", "retry:", "error:"]

@@ -5406,3 +5406,18 @@ fn otel_tool_definitions_as_a_list_of_json_texts_are_read() {
         "span `s1`: `gen_ai.tool.definitions[1]` is not a tool definition (an object, or one as JSON text): the tools cannot be read"
     );
 }
+
+/// s50 audit: a stream whose lines end in a lone CR (the event-stream
+/// format allows it) and that opens with a comment (`: keep-alive`) was
+/// one line to detection, skipped as a comment: the file was read as JSON
+/// (`not valid JSON`) and imported nothing. Its lines end where the
+/// stream's do.
+#[test]
+fn a_cr_only_stream_opening_with_a_comment_is_detected() {
+    let chunk = json!({"id": "c1", "object": "chat.completion.chunk", "model": "m",
+        "choices": [{"index": 0, "delta": {"content": "hi"}, "finish_reason": "stop"}]});
+    let text = format!(": keep-alive\rdata: {chunk}\r\rdata: [DONE]\r\r");
+    assert_eq!(detect(Path::new("s.sse"), &text), Some(Kind::OpenaiStream));
+    let loaded = load("s.sse", &text);
+    assert_eq!(ok(&loaded)[0].output, "hi");
+}
