@@ -64,8 +64,20 @@ pub fn gather_beside<'a>(
     }
 }
 
-/// Adds what `more` holds and `into` does not.
+/// Adds what `more` holds and `into` does not. An id `more` found
+/// ambiguous (two files beside an output naming it differently) stays so,
+/// unless `into` knew it already: a companion given wins.
 fn merge(into: &mut Companions, more: Companions) {
+    for id in more.batch_ambiguous {
+        if !into.batch.contains_key(&id) {
+            into.batch_ambiguous.insert(id);
+        }
+    }
+    for id in more.bfcl_ambiguous {
+        if !into.bfcl_questions.contains_key(&id) && !into.bfcl_answers.contains_key(&id) {
+            into.bfcl_ambiguous.insert(id);
+        }
+    }
     for (id, v) in more.batch {
         into.batch.entry(id).or_insert(v);
     }

@@ -195,10 +195,61 @@ impl<'de> Visitor<'de> for CountVisitor<'_> {
     }
 }
 
+/// The deepest nesting of arrays and objects a document is read with:
+/// serde_json, which the loader and the importers read through, refuses a
+/// 128th level. A writer that stores a value it read one level down in a
+/// document of its own (the runner's sample keeps the answer under
+/// `response`, a task's `messages` under `request`) keeps that value
+/// shallower than this, or what it writes is never read again.
+pub const MAX_READ_DEPTH: usize = 127;
+
+/// How many levels of arrays and objects `value` nests (a scalar 0, `[]`
+/// and `{}` 1), walked without recursion: one iterator per level.
+pub fn nesting(value: &serde_json::Value) -> usize {
+    use serde_json::Value;
+    fn children(v: &Value) -> Option<Box<dyn Iterator<Item = &Value> + '_>> {
+        match v {
+            Value::Array(a) => Some(Box::new(a.iter())),
+            Value::Object(m) => Some(Box::new(m.values())),
+            _ => None,
+        }
+    }
+    let Some(top) = children(value) else {
+        return 0;
+    };
+    let mut stack = vec![top];
+    let mut deepest = 1;
+    while let Some(level) = stack.last_mut() {
+        match level.next() {
+            Some(child) => {
+                if let Some(next) = children(child) {
+                    stack.push(next);
+                    deepest = deepest.max(stack.len());
+                }
+            }
+            None => {
+                stack.pop();
+            }
+        }
+    }
+    deepest
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nesting_counts_levels_and_the_read_depth_is_serde_jsons() {
+        let doc = |n: usize| "[".repeat(n) + &"]".repeat(n);
+        let v: serde_json::Value = serde_json::from_str(r#"{"a":[1,{"b":[]}],"c":0}"#).unwrap();
+        assert_eq!(nesting(&v), 4);
+        assert_eq!(nesting(&serde_json::json!(1)), 0);
+        let deepest = serde_json::from_str::<serde_json::Value>(&doc(MAX_READ_DEPTH)).unwrap();
+        assert_eq!(nesting(&deepest), MAX_READ_DEPTH);
+        assert!(serde_json::from_str::<serde_json::Value>(&doc(MAX_READ_DEPTH + 1)).is_err());
+    }
 
     #[test]
     fn values_and_keys_count_one_each_and_the_raw_token_by_its_length() {

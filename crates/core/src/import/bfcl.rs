@@ -358,6 +358,11 @@ pub(crate) fn document(obj: &Map<String, Value>, companions: &Companions) -> Con
         .get("id")
         .and_then(Value::as_str)
         .ok_or("BFCL line has no `id`")?;
+    if companions.bfcl_ambiguous.contains(id) {
+        return Err(format!(
+            "BFCL id `{id}` names different questions or answers in the data files given: which one this line answers is a guess; import it with one version of the data"
+        ));
+    }
     let score = obj.contains_key("model_result_raw") || obj.contains_key("prompt");
     let result = obj
         .get("model_result_raw")

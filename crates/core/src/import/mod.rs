@@ -46,7 +46,7 @@ pub use sse::{is_error_field, sse_field};
 
 use crate::file::LoadError;
 use serde_json::{Map, Value, json};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 /// A capture format.
@@ -486,8 +486,9 @@ pub fn pair_form_refusal(raw: &Map<String, Value>) -> Option<String> {
 /// reads it as toolgate's own format and reports what is missing).
 pub fn detect(path: &Path, text: &str) -> Option<Kind> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let first = text
-        .lines()
+    // Lines as a stream ends them (a lone CR too): a CR-only capture that
+    // opens with a comment is one `.lines()` line, skipped as a comment.
+    let first = sse::sse_lines(text)
         .map(str::trim)
         .find(|l| !l.is_empty() && !l.starts_with(':'))?;
     if ["data:", "event:", "id:", "retry:", "error:"]
@@ -533,6 +534,14 @@ pub struct Companions {
     pub bfcl_questions: HashMap<String, Value>,
     /// BFCL possible answers by `id` (`ground_truth`).
     pub bfcl_answers: HashMap<String, Value>,
+    /// `custom_id`s that name two different bodies among the Batch inputs
+    /// given (two batches in one folder, both numbered `request-1` …): an
+    /// output line of one of them is refused, never joined with a body
+    /// that may be another batch's (`keep`, the one rule).
+    pub batch_ambiguous: HashSet<String>,
+    /// BFCL ids that name two different questions or two different
+    /// answers among the data files given: refused likewise.
+    pub bfcl_ambiguous: HashSet<String>,
     /// Requests by the stream they serve (`dir/STEM.request.json` →
     /// `dir/STEM`, the stream file without its extension; `dir` canonical
     /// when it exists, so that any spelling of a path finds it).
@@ -553,7 +562,7 @@ impl Companions {
                         && let Some(id) = v.get("custom_id").and_then(Value::as_str)
                         && let Some(body) = v.get("body")
                     {
-                        self.batch.insert(id.to_string(), body.clone());
+                        keep(&mut self.batch, &mut self.batch_ambiguous, id, body.clone());
                     }
                 }
             }
@@ -563,11 +572,12 @@ impl Companions {
                     let Some(id) = v.get("id").and_then(Value::as_str) else {
                         continue;
                     };
-                    if v.get("ground_truth").is_some() {
-                        self.bfcl_answers.insert(id.to_string(), v.clone());
+                    let map = if v.get("ground_truth").is_some() {
+                        &mut self.bfcl_answers
                     } else {
-                        self.bfcl_questions.insert(id.to_string(), v.clone());
-                    }
+                        &mut self.bfcl_questions
+                    };
+                    keep(map, &mut self.bfcl_ambiguous, id, v.clone());
                 }
             }
             Kind::OpenaiRequest => {
@@ -663,6 +673,24 @@ impl Companions {
             }
         }
         out
+    }
+}
+
+/// Adds `value` under `id` to `map`, the companions' one rule for an id
+/// given twice: the same value again changes nothing (a file given twice,
+/// a line repeated); another value makes `id` ambiguous, and the join on
+/// it is refused where it is made, since which one the capture answered is
+/// a guess — taking the first or the last would judge an answer against
+/// another request's tools without a word.
+fn keep(map: &mut HashMap<String, Value>, ambiguous: &mut HashSet<String>, id: &str, value: Value) {
+    match map.get(id) {
+        Some(known) if *known != value => {
+            ambiguous.insert(id.to_string());
+        }
+        Some(_) => {}
+        None => {
+            map.insert(id.to_string(), value);
+        }
     }
 }
 

@@ -248,6 +248,11 @@ pub(crate) fn batch_output(
     if !responses_body && let Some(why) = super::error_body(body) {
         return Err(format!("Batch request `{custom_id}`: {why}"));
     }
+    if companions.batch_ambiguous.contains(custom_id) {
+        return Err(format!(
+            "custom_id `{custom_id}` names different requests in the Batch input files given (two batches?): which one this line answers is a guess; import each batch's output with its own input"
+        ));
+    }
     let request = companions.batch.get(custom_id).ok_or_else(|| {
         format!(
             "no Batch input line with custom_id `{custom_id}` among the files given (tools unknown): pass the input JSONL too"

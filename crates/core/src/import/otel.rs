@@ -477,11 +477,25 @@ fn disagreement(new: &SeenCalls, old: &SeenCalls) -> Option<String> {
 ///
 /// Definitions that are not a JSON list are an error: read as unknown they
 /// would hide that the capture recorded them, read as `[]` every call would
-/// be blamed as `wrong_tool`.
+/// be blamed as `wrong_tool`. So is an element that is not a definition; an
+/// element that is a definition's JSON text (a list attribute of strings)
+/// is read as one.
 fn tools(attrs: &BTreeMap<String, Value>) -> Result<Option<Vec<Value>>, String> {
     if let Some(defs) = attrs.get("gen_ai.tool.definitions") {
         return match json_or_value(defs) {
-            Value::Array(list) => Ok(Some(list)),
+            // A list attribute holds strings (most SDKs take no maps): each
+            // definition as its JSON text, read as the whole one is.
+            Value::Array(list) => list
+                .iter()
+                .enumerate()
+                .map(|(i, d)| match json_or_value(d) {
+                    d @ Value::Object(_) => Ok(d),
+                    _ => Err(format!(
+                        "`gen_ai.tool.definitions[{i}]` is not a tool definition (an object, or one as JSON text): the tools cannot be read"
+                    )),
+                })
+                .collect::<Result<Vec<_>, _>>()
+                .map(Some),
             _ => {
                 Err("`gen_ai.tool.definitions` is not a JSON list: the tools cannot be read".into())
             }

@@ -121,7 +121,7 @@ pub fn is_error_field(field: &str) -> bool {
 
 /// The lines of `text` as the event-stream format ends them: at CRLF, at
 /// LF, or at a lone CR (WHATWG HTML, "Parsing an event stream").
-fn sse_lines(text: &str) -> impl Iterator<Item = &str> {
+pub(crate) fn sse_lines(text: &str) -> impl Iterator<Item = &str> {
     let mut rest = Some(text);
     std::iter::from_fn(move || {
         let t = rest?;

@@ -193,6 +193,71 @@ fn batch_output_joins_its_input_in_any_order_and_reports_errors() {
     );
 }
 
+/// s50 audit: two Batch inputs given together (two batches in one
+/// folder, each numbering its lines `request-1` …) shared one map by
+/// `custom_id`, the last line read winning: an output line of the first
+/// batch was judged against the second batch's tools without a word (here
+/// `fa` called with only `fb` declared: a hallucinated tool). A `custom_id`
+/// naming two bodies is refused; one named twice with the same body still
+/// joins. Likewise a BFCL id naming two questions.
+#[test]
+fn a_custom_id_naming_two_requests_is_refused_not_joined_with_either() {
+    let line = |id: &str, tool: &str| {
+        format!(
+            "{{\"custom_id\": \"{id}\", \"method\": \"POST\", \"url\": \"/v1/chat/completions\", \"body\": {{\"model\": \"m\", \"tools\": [{{\"type\": \"function\", \"function\": {{\"name\": \"{tool}\"}}}}]}}}}\n"
+        )
+    };
+    let first = line("request-1", "fa") + &line("request-2", "fa");
+    let second = line("request-1", "fb") + &line("request-2", "fa");
+    let output = concat!(
+        "{\"custom_id\": \"request-1\", \"response\": {\"status_code\": 200, \"body\": {\"choices\": [{\"message\": {\"content\": \"A\"}}]}}}\n",
+        "{\"custom_id\": \"request-2\", \"response\": {\"status_code\": 200, \"body\": {\"choices\": [{\"message\": {\"content\": \"B\"}}]}}}\n",
+    );
+    let mut companions = Companions::default();
+    companions.add(Path::new("a/in.jsonl"), &first, Kind::BatchInput);
+    companions.add(Path::new("b/in.jsonl"), &second, Kind::BatchInput);
+    let loaded = load_kind(
+        Path::new("a/out.jsonl"),
+        output,
+        Some(Kind::BatchOutput),
+        &companions,
+    );
+    let summary: Vec<String> = loaded
+        .iter()
+        .map(|l| match l {
+            Ok(t) => format!("{} {} {}", t.id, t.output, t.tools[0].name),
+            Err(e) => format!("line {}: {}", e.line.unwrap(), e.reason),
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            "line 1: custom_id `request-1` names different requests in the Batch input files given (two batches?): which one this line answers is a guess; import each batch's output with its own input",
+            "request-2 B fa",
+        ]
+    );
+
+    let question = |f: &str| {
+        format!(
+            "{{\"id\": \"simple_0\", \"question\": [], \"function\": [{{\"name\": \"{f}\", \"parameters\": {{\"type\": \"dict\", \"properties\": {{}}}}}}]}}\n"
+        )
+    };
+    let mut companions = Companions::default();
+    companions.add(Path::new("v3/q.json"), &question("f"), Kind::BfclData);
+    companions.add(Path::new("v4/q.json"), &question("g"), Kind::BfclData);
+    let result = "{\"id\": \"simple_0\", \"result\": \"[f()]\"}\n";
+    let loaded = load_kind(
+        Path::new("result.json"),
+        result,
+        Some(Kind::Bfcl),
+        &companions,
+    );
+    assert_eq!(
+        loaded[0].as_ref().unwrap_err().reason,
+        "BFCL id `simple_0` names different questions or answers in the data files given: which one this line answers is a guess; import it with one version of the data"
+    );
+}
+
 #[test]
 fn responses_items_become_native_calls_with_a_derived_finish_reason() {
     let text = r#"{"object": "response", "status": "incomplete",
@@ -5303,4 +5368,56 @@ fn responses_stream_keeps_the_run_terms_an_earlier_event_echoed() {
         assert_eq!(t.tool_calls.as_ref().unwrap().len(), 2);
         assert_eq!(t.one_call, one_call, "{terms}");
     }
+}
+
+/// s50 audit: tool definitions recorded as an OTLP list attribute of
+/// strings (`arrayValue` of each definition's JSON text, the one list type
+/// most SDKs take) were read as a list of strings: every one dropped by the
+/// loader, the span's tools known and empty, its calls blamed on tools it
+/// declared. Each string is read as JSON; an element that is no
+/// definition refuses the span, as definitions that are no list do.
+#[test]
+fn otel_tool_definitions_as_a_list_of_json_texts_are_read() {
+    let call = r#"[{"type": "tool_call", "id": "t", "name": "f", "arguments": {"city": "X"}}]"#;
+    let list = |values: Value| json!({"key": "gen_ai.tool.definitions", "value": {"arrayValue": {"values": values}}});
+    let def = r#"{"type": "function", "name": "f", "parameters": {"type": "object"}}"#;
+    let doc = otel_doc(&[(
+        "s1",
+        otel_attrs(call, &[list(json!([{"stringValue": def}]))]),
+        json!({}),
+    )]);
+    let loaded = load("o.json", &doc);
+    let t = ok(&loaded)[0];
+    assert!(t.tools_known);
+    assert_eq!(
+        t.tools.iter().map(|d| d.name.as_str()).collect::<Vec<_>>(),
+        ["f"]
+    );
+    let doc = otel_doc(&[(
+        "s1",
+        otel_attrs(
+            call,
+            &[list(json!([{"stringValue": def}, {"intValue": 4}]))],
+        ),
+        json!({}),
+    )]);
+    assert_eq!(
+        load("o.json", &doc)[0].as_ref().unwrap_err().reason,
+        "span `s1`: `gen_ai.tool.definitions[1]` is not a tool definition (an object, or one as JSON text): the tools cannot be read"
+    );
+}
+
+/// s50 audit: a stream whose lines end in a lone CR (the event-stream
+/// format allows it) and that opens with a comment (`: keep-alive`) was
+/// one line to detection, skipped as a comment: the file was read as JSON
+/// (`not valid JSON`) and imported nothing. Its lines end where the
+/// stream's do.
+#[test]
+fn a_cr_only_stream_opening_with_a_comment_is_detected() {
+    let chunk = json!({"id": "c1", "object": "chat.completion.chunk", "model": "m",
+        "choices": [{"index": 0, "delta": {"content": "hi"}, "finish_reason": "stop"}]});
+    let text = format!(": keep-alive\rdata: {chunk}\r\rdata: [DONE]\r\r");
+    assert_eq!(detect(Path::new("s.sse"), &text), Some(Kind::OpenaiStream));
+    let loaded = load("s.sse", &text);
+    assert_eq!(ok(&loaded)[0].output, "hi");
 }

@@ -20,6 +20,10 @@ use toolgate_core::sanitize::{redact_credentials, redact_member};
 /// JSON object per line. Its extension is not `.json`/`.jsonl`, so no reader
 /// of transcripts ever takes a run error for a model's answer.
 pub const ERRORS_FILE: &str = "run-errors.log";
+/// The file (in the output directory) a run holds an exclusive advisory
+/// lock on while it runs, so that two runs never write into one directory
+/// at once. A hidden name, not `.json`: no reader takes it for a transcript.
+const LOCK_FILE: &str = ".toolgate-run.lock";
 /// The largest response body read; a bigger one is a run error.
 pub const MAX_RESPONSE_BYTES: usize = 32 << 20;
 /// The most JSON values an answer may hold (the proxy's
@@ -557,6 +561,22 @@ async fn attempt(
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<u64>().ok())
         .map(Duration::from_secs);
+    if status.is_redirection() {
+        // Where it points, as transcripts record a URL (no user, password
+        // or query); a relative `Location` against the URL asked.
+        let to = resp
+            .headers()
+            .get(reqwest::header::LOCATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| resp.url().join(v).ok())
+            .map_or_else(
+                || "nowhere readable".to_string(),
+                |u| redacted_url(u.as_str()),
+            );
+        return Err(AttemptError::Fatal(format!(
+            "the endpoint redirected (HTTP {status}) to {to}: not followed (give the URL it points to as --base-url)"
+        )));
+    }
     let mut bytes = Vec::new();
     loop {
         match resp.chunk().await {
@@ -816,6 +836,35 @@ pub fn run(suite: &Suite, cfg: &RunConfig) -> Result<RunSummary, RunError> {
         }
         std::fs::create_dir_all(&dir).map_err(|e| RunError::Io(dir.clone(), e))?;
     }
+    // One run at a time into a directory: a second one would ask (and pay
+    // for) every sample the first is asking, and remove the first's error
+    // log. Held until `run` returns; the file stays (removing it would race
+    // a run taking it).
+    let lock_path = cfg.out.join(LOCK_FILE);
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        // A directory this user cannot write: the lock of a run that could.
+        .or_else(|_| std::fs::File::open(&lock_path));
+    match lock.as_ref().map(std::fs::File::try_lock) {
+        Ok(Ok(())) => {}
+        Ok(Err(std::fs::TryLockError::WouldBlock)) => {
+            return Err(RunError::Config(format!(
+                "another `toolgate run` is writing into {}: wait for it to end, or give another --out",
+                cfg.out.display()
+            )));
+        }
+        // No advisory lock on this file system: runs are not kept apart.
+        Ok(Err(std::fs::TryLockError::Error(e))) if e.kind() == std::io::ErrorKind::Unsupported => {
+        }
+        Ok(Err(std::fs::TryLockError::Error(e))) => return Err(RunError::Io(lock_path, e)),
+        // No lock file and none can be made here (a read-only directory):
+        // this run can write no sample either, and a complete run reads
+        // as it did.
+        Err(_) => {}
+    }
     // The log holds the run errors of the last run: each run sends again
     // every sample an earlier one failed, so an older line is either
     // answered now or logged again.
@@ -858,7 +907,12 @@ pub fn run(suite: &Suite, cfg: &RunConfig) -> Result<RunSummary, RunError> {
         .enable_all()
         .build()
         .map_err(|e| RunError::Config(format!("cannot start the async runtime: {e}")))?;
+    // No redirect is followed (`attempt` makes one a run error): reqwest
+    // would post the task again where it points, another host included,
+    // with a `Referer` carrying the base URL's query (an `api-key=`).
     let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .referer(false)
         .timeout(cfg.timeout)
         .connect_timeout(cfg.timeout.min(Duration::from_secs(30)))
         .build()
@@ -1374,6 +1428,146 @@ mod tests {
         c.base_url = "http://pw-secret@[::1".into();
         let err = run(&one_task_suite(), &c).unwrap_err().to_string();
         assert!(!err.contains("pw-secret"), "{err}");
+    }
+
+    /// s50 audit: a 307 from the endpoint was followed to wherever it
+    /// pointed (another host and port here) with the task's body, and
+    /// reqwest's `Referer` carried the base URL's query there, its
+    /// `api-key` included; the answer of that other server was then stored
+    /// as the endpoint's sample. A redirect is a run error, not followed
+    /// (as the proxy never follows one), not retried.
+    #[test]
+    fn a_redirect_is_not_followed_and_nothing_reaches_where_it_points() {
+        use std::io::{BufRead, BufReader, Read};
+        let (elsewhere, seen) = serve(|_| (200, ok_answer()));
+        let location = format!("{elsewhere}/chat/completions?token=theirs");
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { return };
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut length = 0;
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                        break;
+                    }
+                    if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                        length = v.trim().parse().unwrap_or(0);
+                    }
+                }
+                let _ = reader.read_exact(&mut vec![0; length]);
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 307 Temporary Redirect\r\nlocation: {location}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+                );
+            }
+        });
+        let out = tempfile::tempdir().unwrap();
+        let mut c = cfg();
+        c.base_url = format!("http://127.0.0.1:{port}/v1?api-key=qs-secret-0123456789");
+        c.k = 1;
+        c.retries = 2;
+        c.out = out.path().to_path_buf();
+        let summary = run(&one_task_suite(), &c).unwrap();
+        for head in seen.lock().unwrap().iter() {
+            assert!(!head.contains("qs-secret"), "the key followed: {head}");
+        }
+        assert_eq!(seen.lock().unwrap().len(), 0);
+        assert_eq!(summary.written, 0);
+        assert_eq!(summary.errors.len(), 1);
+        assert_eq!(summary.errors[0].attempts, 1);
+        assert_eq!(
+            summary.errors[0].error,
+            format!(
+                "the endpoint redirected (HTTP 307 Temporary Redirect) to {elsewhere}/chat/completions: not followed (give the URL it points to as --base-url)"
+            )
+        );
+    }
+
+    /// A task line whose one tool's `parameters` nests `levels` deep in
+    /// all (the line's own object is the first level).
+    fn task_nested(levels: usize) -> String {
+        // line(1) tools(2) [0](3) function(4), then the schema: `{}` is
+        // one level, `{"enum":[1]}` two, and each `properties.x` two more.
+        let schema_levels = levels - 4;
+        let mut schema = match schema_levels % 2 {
+            1 => String::from("{}"),
+            _ => String::from(r#"{"enum":[1]}"#),
+        };
+        for _ in 0..(schema_levels - 1) / 2 {
+            schema = format!(r#"{{"type":"object","properties":{{"x":{schema}}}}}"#);
+        }
+        format!(
+            r#"{{"task":"t","messages":[{{"role":"user","content":"x"}}],"tools":[{{"type":"function","function":{{"name":"f","parameters":{schema}}}}}],"expect":{{"calls":[]}}}}"#
+        )
+    }
+
+    /// s50 audit: a task line as deep as serde_json reads was run, and
+    /// each sample, which holds the task's `tools` one level deeper (its
+    /// `request`), was a file the loader refuses (`recursion limit
+    /// exceeded`): `label` lost every sample and a rerun, finding the
+    /// files, never asked again. Such a line is refused when the suite is
+    /// read; one level less runs and its sample loads.
+    #[test]
+    fn a_task_nested_deeper_than_a_sample_can_hold_is_refused_up_front() {
+        use toolgate_core::nodes::{MAX_READ_DEPTH, nesting};
+        let line = task_nested(MAX_READ_DEPTH);
+        let v: Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(nesting(&v), MAX_READ_DEPTH);
+        let err = Suite::parse(Path::new("s.jsonl"), &line).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "s.jsonl:1: task `t`: the task nests {MAX_READ_DEPTH} levels deep: a sample holds its `messages` and `tools` one level deeper, past the {MAX_READ_DEPTH} levels a transcript is read with"
+            )
+        );
+        let suite = Suite::parse(Path::new("s.jsonl"), &task_nested(MAX_READ_DEPTH - 1)).unwrap();
+        let (url, _) = serve(|_| (200, ok_answer()));
+        let out = tempfile::tempdir().unwrap();
+        let mut c = cfg();
+        c.base_url = url;
+        c.k = 1;
+        c.out = out.path().to_path_buf();
+        assert_eq!(run(&suite, &c).unwrap().written, 1);
+        let loaded = toolgate_core::load::load_file(&sample_path(out.path(), "m", "t", 1));
+        assert_eq!(loaded[0].as_ref().map(|t| t.output.as_str()), Ok("hi"));
+    }
+
+    /// s50 audit: a second `toolgate run` into the directory a first one
+    /// was writing asked (and paid for) every sample the first was asking,
+    /// and removed the first's `run-errors.log`. It is refused before any
+    /// request, the log left alone.
+    #[test]
+    fn a_second_run_into_the_same_directory_is_refused_while_the_first_runs() {
+        let (url, heads) = serve(|_| (200, ok_answer()));
+        let out = tempfile::tempdir().unwrap();
+        std::fs::write(out.path().join(ERRORS_FILE), "{}\n").unwrap();
+        let held = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(out.path().join(LOCK_FILE))
+            .unwrap();
+        held.lock().unwrap();
+        let mut c = cfg();
+        c.base_url = url;
+        c.k = 1;
+        c.out = out.path().to_path_buf();
+        let err = run(&one_task_suite(), &c).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            format!(
+                "another `toolgate run` is writing into {}: wait for it to end, or give another --out",
+                out.path().display()
+            )
+        );
+        assert_eq!(heads.lock().unwrap().len(), 0);
+        assert!(out.path().join(ERRORS_FILE).exists());
+        // The first run ended: the next one runs.
+        drop(held);
+        assert_eq!(run(&one_task_suite(), &c).unwrap().written, 1);
     }
 
     fn ok_answer() -> String {

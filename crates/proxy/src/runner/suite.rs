@@ -192,7 +192,7 @@ impl Suite {
                     errors.push(SuiteError {
                         path: path.to_path_buf(),
                         line: Some(n),
-                        reason,
+                        reason: capped(reason),
                     })
                 } else {
                     unshown += 1;
@@ -239,6 +239,21 @@ impl Suite {
     }
 }
 
+/// The most characters a suite error's reason keeps: it quotes what the
+/// line holds (a name, a role, a value), and a line may be hundreds of
+/// megabytes, which went to stderr whole.
+pub const MAX_REASON: usize = 1000;
+
+/// `reason`, cut to [`MAX_REASON`] characters with `…`.
+fn capped(reason: String) -> String {
+    if reason.chars().count() <= MAX_REASON {
+        return reason;
+    }
+    let mut out: String = reason.chars().take(MAX_REASON - 1).collect();
+    out.push('…');
+    out
+}
+
 /// The name of a tool definition (OpenAI style or bare).
 fn tool_name(tool: &Value) -> Option<&str> {
     tool.get("function")
@@ -248,7 +263,32 @@ fn tool_name(tool: &Value) -> Option<&str> {
         .and_then(Value::as_str)
 }
 
+/// The most JSON values one task line may hold. A sample holds the task's
+/// `tools` twice (its own and the request's), its `messages` and `expect`
+/// once, beside an answer of up to `exec::MAX_RESPONSE_VALUES` and its
+/// calls' copy: with this bound that stays under the
+/// [`MAX_DOCUMENT_VALUES`](toolgate_core::nodes::MAX_DOCUMENT_VALUES) a
+/// transcript is read with (a task of 5 million values made samples the
+/// loader refused, and a rerun never asked again), and no task line is
+/// built into gigabytes. A real task holds some thousands.
+pub const MAX_TASK_VALUES: usize = 500_000;
+const _: () = assert!(
+    2 * super::exec::MAX_RESPONSE_VALUES + 2 * MAX_TASK_VALUES
+        < toolgate_core::nodes::MAX_DOCUMENT_VALUES
+);
+
 fn parse_task(line: &str, n: usize) -> Result<Task, String> {
+    // Fewer bytes than two a value cannot hold more (`0,`): not counted.
+    if line.len() >= 2 * MAX_TASK_VALUES
+        && toolgate_core::nodes::too_many_nodes(
+            line.as_bytes(),
+            &toolgate_core::nodes::Nodes::new(MAX_TASK_VALUES),
+        )
+    {
+        return Err(format!(
+            "the task holds more than {MAX_TASK_VALUES} JSON values: its samples, which hold it twice beside the answer, could not be read"
+        ));
+    }
     let value: Value = serde_json::from_str(line).map_err(|e| format!("not valid JSON: {e}"))?;
     let Value::Object(obj) = value else {
         return Err(format!(
@@ -270,6 +310,20 @@ fn parse_task(line: &str, n: usize) -> Result<Task, String> {
         None => return Err("missing `task`".into()),
     };
     let ctx = |reason: String| format!("task `{task}`: {reason}");
+    // A sample holds `messages` and `tools` one level deeper (under
+    // `request`): a task as deep as serde_json reads would make samples
+    // no reader reads, each paid for, and never asked again by a rerun.
+    let depth = 1 + obj
+        .values()
+        .map(toolgate_core::nodes::nesting)
+        .max()
+        .unwrap_or(0);
+    let max = toolgate_core::nodes::MAX_READ_DEPTH;
+    if depth >= max {
+        return Err(ctx(format!(
+            "the task nests {depth} levels deep: a sample holds its `messages` and `tools` one level deeper, past the {max} levels a transcript is read with"
+        )));
+    }
 
     let messages = match obj.get("messages") {
         Some(Value::Array(m)) if !m.is_empty() => m.clone(),
@@ -501,6 +555,43 @@ mod tests {
             Ok(_) => Vec::new(),
             Err(e) => e.0.iter().map(|e| e.to_string()).collect(),
         }
+    }
+
+    /// s50 audit: a task line of 5 million values (a tool's `enum`) ran,
+    /// and each sample, holding the tools twice, was more values than the
+    /// loader reads: `label` refused every sample and a rerun never asked
+    /// again. Past [`MAX_TASK_VALUES`] the line is refused, not built.
+    #[test]
+    fn a_task_of_too_many_json_values_is_refused() {
+        let task = |n: usize| {
+            let zeros = vec!["0"; n].join(",");
+            format!(
+                r#"{{"task":"t","messages":[{{"role":"user","content":"x"}}],"tools":[{{"type":"function","function":{{"name":"f","parameters":{{"enum":[{zeros}]}}}}}}],"expect":{{"calls":[]}}}}"#
+            )
+        };
+        assert_eq!(
+            errors(&task(MAX_TASK_VALUES)),
+            [
+                "s.jsonl:1: the task holds more than 500000 JSON values: its samples, which hold it twice beside the answer, could not be read"
+            ]
+        );
+        assert_eq!(errors(&task(MAX_TASK_VALUES - 100)), Vec::<String>::new());
+    }
+
+    /// s50 audit: a reason quotes what the line holds, whole: a role of a
+    /// million characters (or a `tool_choice` of any size) put all of it
+    /// on stderr. A reason is cut at [`MAX_REASON`] characters.
+    #[test]
+    fn a_reason_quoting_a_huge_value_is_cut() {
+        let role = "r".repeat(1_000_000);
+        let text = format!(
+            r#"{{"task":"t","messages":[{{"role":"{role}","content":"x"}}],"tools":[],"expect":{{"calls":[]}}}}"#
+        );
+        let e = errors(&text);
+        let start = "s.jsonl:1: task `t`: `messages[0]` has an unknown role `rrr";
+        assert!(e[0].starts_with(start), "{}", &e[0][..80]);
+        assert!(e[0].ends_with("rr…"), "{}", &e[0][e[0].len() - 80..]);
+        assert_eq!(e[0].chars().count(), "s.jsonl:1: ".len() + MAX_REASON);
     }
 
     #[test]
