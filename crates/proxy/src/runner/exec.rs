@@ -1174,6 +1174,20 @@ mod tests {
     fn serve(
         answer: impl Fn(usize) -> (u16, String) + Send + 'static,
     ) -> (String, Arc<Mutex<Vec<String>>>) {
+        serve_raw(move |n| {
+            let (status, body) = answer(n);
+            format!(
+                "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            )
+        })
+    }
+
+    /// [`serve`], answering each request with the whole text `answer(n)`
+    /// (status line, head and body).
+    fn serve_raw(
+        answer: impl Fn(usize) -> String + Send + 'static,
+    ) -> (String, Arc<Mutex<Vec<String>>>) {
         use std::io::{BufRead, BufReader, Read};
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
@@ -1198,12 +1212,7 @@ mod tests {
                 let mut body = vec![0; length];
                 let _ = reader.read_exact(&mut body);
                 seen.lock().unwrap().push(head);
-                let (status, body) = answer(n);
-                let _ = write!(
-                    stream,
-                    "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                    body.len()
-                );
+                let _ = stream.write_all(answer(n).as_bytes());
             }
         });
         (format!("http://127.0.0.1:{port}/v1"), heads)
@@ -1438,35 +1447,16 @@ mod tests {
     /// (as the proxy never follows one), not retried.
     #[test]
     fn a_redirect_is_not_followed_and_nothing_reaches_where_it_points() {
-        use std::io::{BufRead, BufReader, Read};
         let (elsewhere, seen) = serve(|_| (200, ok_answer()));
         let location = format!("{elsewhere}/chat/completions?token=theirs");
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        std::thread::spawn(move || {
-            for stream in listener.incoming() {
-                let Ok(mut stream) = stream else { return };
-                let mut reader = BufReader::new(stream.try_clone().unwrap());
-                let mut length = 0;
-                loop {
-                    let mut line = String::new();
-                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                        break;
-                    }
-                    if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                        length = v.trim().parse().unwrap_or(0);
-                    }
-                }
-                let _ = reader.read_exact(&mut vec![0; length]);
-                let _ = write!(
-                    stream,
-                    "HTTP/1.1 307 Temporary Redirect\r\nlocation: {location}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
-                );
-            }
+        let (redirecting, _) = serve_raw(move |_| {
+            format!(
+                "HTTP/1.1 307 Temporary Redirect\r\nlocation: {location}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+            )
         });
         let out = tempfile::tempdir().unwrap();
         let mut c = cfg();
-        c.base_url = format!("http://127.0.0.1:{port}/v1?api-key=qs-secret-0123456789");
+        c.base_url = format!("{redirecting}?api-key=qs-secret-0123456789");
         c.k = 1;
         c.retries = 2;
         c.out = out.path().to_path_buf();
